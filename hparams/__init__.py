@@ -1,0 +1,7 @@
+"""t2t-lite's registered hparams sets (installed as `t2t_lite.hparams`).
+
+Importing this package registers every set; `t2t_lite.registry` does so on
+its first lookup.
+"""
+
+from t2t_lite.hparams import librispeech, transformer  # noqa: F401

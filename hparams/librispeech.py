@@ -1,0 +1,111 @@
+"""Speech recognition hparams sets with Tensor2Tensor's values.
+
+T2T's LibriSpeech sets plus `transformer_speech_small`, which t2t-lite adds
+so that the built-in spoken corpus trains on two CPU cores in minutes.
+
+What `batch_size` means differs between the sets, as it did in T2T (README,
+"What batch_size means"): v1 counts frames x mel bins per replica (T2T's
+length of a 3-D feature); the v2 and TPU sets count utterances per replica
+(`use_fixed_batch_size`), because T2T only ever used their value 16 as
+examples per TPU core.
+"""
+
+from t2t_lite.hparams.transformer import transformer_base, update_hparams_for_tpu
+
+from t2t_lite import registry
+from t2t_lite.hparam import HParams
+
+
+def set_librispeech_length_hparams(hparams: HParams) -> HParams:
+    """T2T's length limits for LibriSpeech: 1650 input frames, 350 targets."""
+    hparams.max_length = 1650 * 80  # limits frames x mel bins
+    hparams.max_input_seq_length = 1650
+    hparams.max_target_seq_length = 350
+    return hparams
+
+
+@registry.register_hparams
+def transformer_librispeech_v1() -> HParams:
+    hparams = transformer_base()
+    hparams.num_heads = 4
+    hparams.filter_size = 1024
+    hparams.hidden_size = 256
+    hparams.num_encoder_layers = 5
+    hparams.num_decoder_layers = 3
+    hparams.learning_rate = 0.15
+    hparams.batch_size = 6000000
+    return set_librispeech_length_hparams(hparams)
+
+
+@registry.register_hparams
+def transformer_librispeech_v2() -> HParams:
+    hparams = transformer_base()
+    hparams.max_length = 1240000
+    hparams.max_input_seq_length = 1550
+    hparams.max_target_seq_length = 350
+    hparams.batch_size = 16
+    hparams.use_fixed_batch_size = True  # 16 utterances per replica (see above)
+    hparams.num_decoder_layers = 4
+    hparams.num_encoder_layers = 6
+    hparams.hidden_size = 384
+    hparams.learning_rate = 0.15
+    hparams.filter_size = 1536
+    hparams.num_heads = 2
+    hparams.ffn_layer = "conv_relu_conv"
+    hparams.conv_first_kernel = 9
+    hparams.weight_decay = 0.0
+    hparams.layer_prepostprocess_dropout = 0.2
+    hparams.relu_dropout = 0.2
+    return hparams
+
+
+@registry.register_hparams
+def transformer_librispeech() -> HParams:
+    """T2T's transformer_librispeech = transformer_librispeech_v2."""
+    return transformer_librispeech_v2()
+
+
+@registry.register_hparams
+def transformer_librispeech_tpu_v1() -> HParams:
+    hparams = update_hparams_for_tpu(transformer_librispeech_v1())
+    hparams.batch_size = 16
+    hparams.use_fixed_batch_size = True
+    return set_librispeech_length_hparams(hparams)
+
+
+@registry.register_hparams
+def transformer_librispeech_tpu_v2() -> HParams:
+    hparams = update_hparams_for_tpu(transformer_librispeech_v2())
+    hparams.batch_size = 16
+    return set_librispeech_length_hparams(hparams)
+
+
+@registry.register_hparams
+def transformer_librispeech_tpu() -> HParams:
+    """T2T's transformer_librispeech_tpu = transformer_librispeech_tpu_v2."""
+    return transformer_librispeech_tpu_v2()
+
+
+@registry.register_hparams
+def transformer_speech_small() -> HParams:
+    """A small speech model that trains on two CPU cores in minutes.
+
+    Sized for the built-in spoken corpus (utterances of 2-12 words): 128
+    hidden, 4 encoder and 2 decoder layers, conv_relu_conv FFNs as in v2,
+    and a short warmup so a run of a few thousand steps gets somewhere.
+    """
+    hparams = transformer_base()
+    hparams.hidden_size = 128
+    hparams.filter_size = 512
+    hparams.num_heads = 4
+    hparams.num_encoder_layers = 4
+    hparams.num_decoder_layers = 2
+    hparams.ffn_layer = "conv_relu_conv"
+    hparams.conv_first_kernel = 3
+    # 160,000 frames x mel bins ~ 20 s of audio per batch.
+    hparams.batch_size = 160000
+    hparams.max_length = 1000 * 80
+    hparams.max_input_seq_length = 1000
+    hparams.max_target_seq_length = 200
+    hparams.learning_rate_warmup_steps = 500
+    return hparams

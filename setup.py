@@ -1,0 +1,76 @@
+"""Packaging for t2t-lite.
+
+`problems/` and `hparams/` live at the repo root for readability but install
+inside the package as `t2t_lite.problems` and `t2t_lite.hparams`, so that
+installing t2t-lite never puts modules named `problems` or `hparams` at the
+top of site-packages.
+"""
+
+from setuptools import find_packages, setup
+
+_EXTERNAL = {"problems": "t2t_lite.problems", "hparams": "t2t_lite.hparams"}
+
+
+def _packages() -> list[str]:
+    packages = find_packages(include=["t2t_lite", "t2t_lite.*"])
+    for source_dir, package in _EXTERNAL.items():
+        packages.append(package)
+        packages += [f"{package}.{sub}" for sub in find_packages(where=source_dir)]
+    return packages
+
+
+def _package_dir() -> dict[str, str]:
+    mapping = {"t2t_lite": "t2t_lite"}
+    for source_dir, package in _EXTERNAL.items():
+        mapping[package] = source_dir
+    return mapping
+
+
+setup(
+    name="t2t-lite",
+    version="0.1.0",
+    description="Tensor2Tensor's workflow on TensorFlow 2 and Keras 3, "
+    "with speech recognition first.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=_packages(),
+    package_dir=_package_dir(),
+    install_requires=[
+        "tensorflow>=2.21,<2.22",
+        "keras>=3.10,<4",
+        "absl-py>=2.1",
+        "tensorflow-datasets>=4.9",
+        "numpy>=1.26",
+    ],
+    extras_require={
+        "audio": [
+            "soundfile>=0.12",
+            "espeakng-loader>=0.2",
+            "sentencepiece>=0.2",
+            "jiwer>=3.0",
+            "sacrebleu>=2.4",
+        ],
+        "test": [
+            "pytest>=8",
+            "pytest-xdist>=3.5",
+            "wheel",
+            "setuptools>=68",
+            "soundfile>=0.12",
+            "espeakng-loader>=0.2",
+            "sentencepiece>=0.2",
+            "jiwer>=3.0",
+            "sacrebleu>=2.4",
+        ],
+    },
+    entry_points={
+        "console_scripts": [
+            "t2t-lite-trainer=t2t_lite.cli.trainer:run",
+            "t2t-lite-datagen=t2t_lite.cli.datagen:run",
+            "t2t-lite-decoder=t2t_lite.cli.decoder:run",
+            "t2t-lite-exporter=t2t_lite.cli.exporter:run",
+            "t2t-lite-avg-checkpoints=t2t_lite.cli.avg_checkpoints:run",
+        ]
+    },
+)

@@ -1,0 +1,100 @@
+"""What every `t2t-lite-*` command shares: T2T's flags and error reporting.
+
+Each command is a thin `main(argv)` run through `run`, which turns the
+library's user-facing errors (unknown names, bad hparams, a broken usr dir,
+bad flags) into one line on stderr and exit status 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+from absl import app, flags
+
+from t2t_lite import registry, usr_dir
+from t2t_lite.hparam import HParams, HParamsError, create_hparams
+
+FLAGS = flags.FLAGS
+
+flags.DEFINE_string("problem", None, "Registered problem name, e.g. librispeech.")
+flags.DEFINE_string("model", "transformer", "Registered model name.")
+flags.DEFINE_string("hparams_set", None, "Registered hparams set, e.g. transformer_base.")
+flags.DEFINE_string("hparams", "", 'Overrides of the hparams set: "a=1,b=[2,3],c=foo".')
+flags.DEFINE_string("data_dir", None, "Directory of the problem's TFRecords and vocab.")
+flags.DEFINE_string("tmp_dir", None, "Directory for raw downloads and extraction.")
+flags.DEFINE_string("output_dir", None, "Directory for checkpoints, hparams.json, logs.")
+flags.DEFINE_string(
+    "t2t_usr_dir", None, "Directory of Python modules registering problems/hparams/models."
+)
+flags.DEFINE_bool("registry_help", False, "Print every registered name and exit.")
+
+
+class CliError(ValueError):
+    """Bad command-line input; the message is the one line the user sees."""
+
+
+_USER_ERRORS = (
+    CliError,
+    registry.RegistryError,
+    HParamsError,
+    usr_dir.UsrDirError,
+)
+
+
+def program_name() -> str:
+    return os.path.basename(sys.argv[0]) or "t2t-lite"
+
+
+def require_flag(name: str) -> str:
+    value = getattr(FLAGS, name)
+    if not value:
+        raise CliError(f"--{name} is required.")
+    return value
+
+
+def setup(argv: list[str]) -> bool:
+    """Rejects stray arguments, imports --t2t_usr_dir, handles --registry_help.
+
+    Returns True when the command should stop (the help was printed).
+    """
+    if len(argv) > 1:
+        raise CliError(f"unexpected arguments {argv[1:]}; every input is a --flag.")
+    usr_dir.import_usr_dir(FLAGS.t2t_usr_dir)
+    if FLAGS.registry_help:
+        print(registry.help_string())
+        return True
+    return False
+
+
+def hparams_from_flags() -> HParams:
+    """The --hparams_set with --hparams applied (checked strictly)."""
+    return create_hparams(require_flag("hparams_set"), FLAGS.hparams)
+
+
+def problem_from_flags():
+    """The registered --problem, instantiated."""
+    return registry.problem(require_flag("problem"))
+
+
+def not_implemented(what: str, issue: str) -> int:
+    """Says in one line that `what` is not built yet; returns the exit status."""
+    print(
+        f"{program_name()}: {what} is not implemented yet ({issue}); nothing was run.",
+        file=sys.stderr,
+    )
+    return 2
+
+
+def run(main: Callable[[list[str]], int | None]) -> None:
+    """Runs `main` under absl, turning user errors into one line and exit 1."""
+
+    def guarded_main(argv: list[str]) -> int | None:
+        try:
+            return main(argv)
+        except _USER_ERRORS as error:
+            print(f"{program_name()}: error: {error}", file=sys.stderr)
+            return 1
+
+    app.run(guarded_main)

@@ -1,0 +1,1 @@
+"""Registered models (installed as part of t2t_lite)."""

@@ -1,0 +1,1 @@
+"""t2t_lite.serving."""

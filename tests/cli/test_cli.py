@@ -1,0 +1,107 @@
+"""The t2t-lite-* console scripts: flags, registry help, errors in one line."""
+
+import shutil
+import subprocess
+import textwrap
+
+import pytest
+
+COMMANDS = [
+    "t2t-lite-trainer",
+    "t2t-lite-datagen",
+    "t2t-lite-decoder",
+    "t2t-lite-exporter",
+    "t2t-lite-avg-checkpoints",
+]
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def usr_dir(tmp_path_factory):
+    """A user directory registering a problem and an hparams set."""
+    path = tmp_path_factory.mktemp("usr") / "cli_usr"
+    path.mkdir()
+    (path / "__init__.py").write_text(
+        textwrap.dedent(
+            """
+            from t2t_lite import registry
+
+            @registry.register_problem
+            class LibrispeechToy:
+                pass
+
+            @registry.register_hparams
+            def cli_usr_hparams():
+                return registry.hparams("transformer_tiny")
+            """
+        )
+    )
+    return str(path)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_console_scripts_are_installed(command):
+    assert shutil.which(command), f"{command} is not on PATH; reinstall the package"
+
+
+def test_bad_hparams_value_is_one_line_naming_key_and_type():
+    result = run("t2t-lite-trainer", "--hparams_set=transformer_base", "--hparams=hidden_size=abc")
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1] == ("t2t-lite-trainer: error: hparam 'hidden_size' expects int, got 'abc'.")
+    assert "Traceback" not in result.stderr
+
+
+def test_registry_help_lists_user_registrations(usr_dir):
+    result = run("t2t-lite-trainer", f"--t2t_usr_dir={usr_dir}", "--registry_help")
+    assert result.returncode == 0, result.stderr
+    assert "  librispeech_toy" in result.stdout
+    assert "  cli_usr_hparams" in result.stdout
+    assert "  transformer_librispeech_v2" in result.stdout
+
+
+def test_misspelled_problem_suggests_close_name(usr_dir):
+    result = run(
+        "t2t-lite-trainer",
+        f"--t2t_usr_dir={usr_dir}",
+        "--hparams_set=cli_usr_hparams",
+        "--problem=librispeach",
+    )
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("t2t-lite-trainer: error: unknown problem 'librispeach';")
+    assert "librispeech" in last.split("closest registered:")[1]
+
+
+def test_user_names_resolve_through_the_cli(usr_dir):
+    # Both names resolve; the command then stops at what is not built yet.
+    result = run("t2t-lite-datagen", f"--t2t_usr_dir={usr_dir}", "--problem=librispeech_toy")
+    assert result.returncode == 2
+    assert "not implemented yet" in result.stderr
+    assert "unknown" not in result.stderr
+
+
+def test_broken_usr_dir_names_file_and_line(tmp_path):
+    (tmp_path / "broken.py").write_text("import os\nraise RuntimeError('boom')\n")
+    result = run("t2t-lite-trainer", f"--t2t_usr_dir={tmp_path}", "--registry_help")
+    assert result.returncode == 1
+    assert f"{tmp_path / 'broken.py'}:2 failed: RuntimeError: boom" in result.stderr
+
+
+def test_missing_required_flag_and_stray_args():
+    result = run("t2t-lite-trainer", "--hparams=hidden_size=4")
+    assert result.returncode == 1
+    assert "--hparams_set is required." in result.stderr
+    result = run("t2t-lite-decoder", "extra_word")
+    assert result.returncode == 1
+    assert "unexpected arguments ['extra_word']" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["t2t-lite-exporter", "t2t-lite-avg-checkpoints"])
+def test_unbuilt_commands_say_so_and_fail(command):
+    result = run(command)
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith("nothing was run.")

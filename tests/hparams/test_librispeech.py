@@ -1,0 +1,82 @@
+"""The speech hparams sets carry Tensor2Tensor's values."""
+
+import pytest
+
+from t2t_lite import registry
+
+LENGTHS = {"max_length": 132000, "max_input_seq_length": 1650, "max_target_seq_length": 350}
+TPU = {
+    "optimizer": "Adafactor",
+    "learning_rate_schedule": "rsqrt_decay",
+    "learning_rate_warmup_steps": 10000,
+    "attention_dropout_broadcast_dims": "0,1",
+    "relu_dropout_broadcast_dims": "1",
+    "layer_prepostprocess_dropout_broadcast_dims": "1",
+}
+V1 = {
+    "num_heads": 4,
+    "filter_size": 1024,
+    "hidden_size": 256,
+    "num_encoder_layers": 5,
+    "num_decoder_layers": 3,
+    "learning_rate": 0.15,
+    "batch_size": 6000000,
+    **LENGTHS,
+}
+V2 = {
+    "max_length": 1240000,
+    "max_input_seq_length": 1550,
+    "max_target_seq_length": 350,
+    "batch_size": 16,
+    "use_fixed_batch_size": True,  # t2t-lite's reading of T2T's 16 (README)
+    "num_decoder_layers": 4,
+    "num_encoder_layers": 6,
+    "hidden_size": 384,
+    "learning_rate": 0.15,
+    "filter_size": 1536,
+    "num_heads": 2,
+    "ffn_layer": "conv_relu_conv",
+    "conv_first_kernel": 9,
+    "layer_prepostprocess_dropout": 0.2,
+    "relu_dropout": 0.2,
+}
+EXPECTED = {
+    "transformer_librispeech_v1": V1,
+    "transformer_librispeech_v2": V2,
+    "transformer_librispeech": V2,
+    "transformer_librispeech_tpu_v1": {
+        **V1,
+        **TPU,
+        "batch_size": 16,
+        "use_fixed_batch_size": True,
+        **LENGTHS,
+    },
+    "transformer_librispeech_tpu_v2": {**V2, **TPU, "batch_size": 16, **LENGTHS},
+    "transformer_librispeech_tpu": {**V2, **TPU, "batch_size": 16, **LENGTHS},
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_librispeech_sets_differ_from_base_exactly_as_in_t2t(name):
+    base = registry.hparams("transformer_base")
+    hparams = registry.hparams(name)
+    expected = EXPECTED[name]
+    assert hparams.differences(base) == sorted(expected)
+    for key, value in expected.items():
+        assert hparams.get(key) == value, key
+
+
+def test_aliases_equal_their_versions():
+    assert registry.hparams("transformer_librispeech") == registry.hparams(
+        "transformer_librispeech_v2"
+    )
+    assert registry.hparams("transformer_librispeech_tpu") == registry.hparams(
+        "transformer_librispeech_tpu_v2"
+    )
+
+
+def test_speech_small_is_small():
+    hparams = registry.hparams("transformer_speech_small")
+    assert hparams.hidden_size <= 256
+    assert hparams.num_encoder_layers + hparams.num_decoder_layers <= 8
+    assert hparams.hidden_size % hparams.num_heads == 0

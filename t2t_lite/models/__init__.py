@@ -1,1 +1,3 @@
-"""Registered models (installed as part of t2t_lite)."""
+"""Registered models. Importing this package registers `transformer`."""
+
+from t2t_lite.models import transformer  # noqa: F401

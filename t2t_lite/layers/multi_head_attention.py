@@ -1,0 +1,268 @@
+"""T2T's multi-head dot-product attention with a static-shape decode cache."""
+
+from collections.abc import Sequence
+
+import keras
+from keras import ops
+
+from t2t_lite.layers._utils import (
+    clone_initializer,
+    make_dropout,
+    validate_broadcast_dims,
+    validate_rate,
+)
+
+# T2T's `large_compatible_negative` for float32: added to the logits of keys a
+# query may not attend to. The logits are float32 here, so it never overflows.
+_MASK_NEGATIVE = -1e9
+
+
+@keras.saving.register_keras_serializable(package="t2t_lite")
+class MultiHeadAttention(keras.layers.Layer):
+    """Multi-head scaled dot-product attention, as T2T's `multihead_attention`.
+
+    Queries, keys and values are projected without bias, split into
+    `num_heads` heads, the queries scaled by `depth_per_head ** -0.5`, the
+    logits masked and softmaxed in float32, the weights dropped out (with
+    T2T's broadcast dims over `[batch, heads, query, key]`), and the combined
+    heads projected to `output_channels` without bias.
+
+    Incremental decoding uses an explicit cache tensor of static shape
+    `[batch, 2, max_length, num_heads, depth_per_head]` holding keys (index 0)
+    and values (index 1), as keras-hub's `CachedMultiHeadAttention`:
+
+    - self-attention: pass `cache` (from `initial_cache`) and the scalar int
+      `cache_update_index`; the new keys/values of `query` are written at that
+      index and attention runs over the whole cache, so the caller masks the
+      positions after the index. Returns `(output, new_cache)`.
+    - encoder-decoder attention: pass the `cache` returned by
+      `compute_memory_cache(memory)` and no index; it is used as the keys and
+      values as is. Returns `(output, cache)`.
+
+    A cache needs `key_channels == value_channels` (keys and values share it).
+    The key/value projections are built for the channels of the first
+    `memory` seen (of `query` for self-attention), so use one instance either
+    for self-attention or for attention over one kind of memory.
+
+    Args:
+        num_heads: number of attention heads.
+        key_channels: total depth of queries and keys; divisible by `num_heads`.
+        value_channels: total depth of values; divisible by `num_heads`.
+        output_channels: depth of the output projection.
+        dropout: dropout rate on the attention weights (training only).
+        dropout_broadcast_dims: dimensions of `[batch, heads, query, key]`
+            along which one dropout mask is shared (T2T's
+            `attention_dropout_broadcast_dims`).
+        kernel_initializer: initializer of the four projection kernels.
+        **kwargs: base `keras.layers.Layer` arguments (`name`, `dtype`, ...).
+
+    Call arguments:
+        query: `[batch, query_length, channels]`.
+        memory: `[batch, memory_length, memory_channels]` to attend to, or
+            `None` for self-attention.
+        attention_mask: bool/int, broadcastable to `[batch, query_length,
+            key_length]`; 1 where the query may attend to the key.
+        cache: optional cache tensor, see above.
+        cache_update_index: scalar int, where to write this step's keys and
+            values into a self-attention `cache`.
+        training: whether dropout is active.
+
+    Returns:
+        `[batch, query_length, output_channels]`, or `(output, cache)` when a
+        cache is given.
+
+    Example:
+    >>> layer = MultiHeadAttention(2, 8, 8, 8)
+    >>> x = np.random.rand(1, 3, 8).astype("float32")
+    >>> causal = np.tril(np.ones((3, 3), "bool"))[None]
+    >>> layer(x, attention_mask=causal).shape
+    TensorShape([1, 3, 8])
+    >>> cache = layer.initial_cache(1, 3)
+    >>> step, cache = layer(x[:, :1], attention_mask=causal[:, :1],
+    ...                     cache=cache, cache_update_index=0)
+    """
+
+    def __init__(
+        self,
+        num_heads: int,
+        key_channels: int,
+        value_channels: int,
+        output_channels: int,
+        dropout: float = 0.0,
+        dropout_broadcast_dims: Sequence[int] = (),
+        kernel_initializer="glorot_uniform",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        name = type(self).__name__
+        for arg, value in (
+            ("num_heads", num_heads),
+            ("key_channels", key_channels),
+            ("value_channels", value_channels),
+            ("output_channels", output_channels),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}: {arg} must be a positive int, got {value!r}.")
+        for arg, value in (("key_channels", key_channels), ("value_channels", value_channels)):
+            if value % num_heads:
+                raise ValueError(
+                    f"{name}: {arg}={value} is not divisible by num_heads={num_heads}."
+                )
+        self.num_heads = num_heads
+        self.key_channels = key_channels
+        self.value_channels = value_channels
+        self.output_channels = output_channels
+        self.dropout = validate_rate(dropout, name)
+        self.dropout_broadcast_dims = validate_broadcast_dims(dropout_broadcast_dims, 4, name)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.key_depth_per_head = key_channels // num_heads
+        self.value_depth_per_head = value_channels // num_heads
+
+    def build(self, query_shape, memory_shape=None):
+        source_shape = query_shape if memory_shape is None else memory_shape
+
+        def dense(units, name):
+            return keras.layers.Dense(
+                units,
+                use_bias=False,
+                kernel_initializer=clone_initializer(self.kernel_initializer),
+                dtype=self.dtype_policy,
+                name=name,
+            )
+
+        self._query_dense = dense(self.key_channels, "query")
+        self._query_dense.build(query_shape)
+        self._key_dense = dense(self.key_channels, "key")
+        self._key_dense.build(source_shape)
+        self._value_dense = dense(self.value_channels, "value")
+        self._value_dense.build(source_shape)
+        self._output_dense = dense(self.output_channels, "output")
+        self._output_dense.build(tuple(query_shape[:-1]) + (self.value_channels,))
+        self._dropout_layer = make_dropout(
+            self.dropout,
+            self.dropout_broadcast_dims,
+            4,
+            self.dtype_policy,
+            "attention_dropout",
+        )
+        self.built = True
+
+    def _split_heads(self, x):
+        """`[batch, length, channels]` -> `[batch, length, heads, depth]`."""
+        shape = ops.shape(x)
+        return ops.reshape(x, tuple(shape[:-1]) + (self.num_heads, shape[-1] // self.num_heads))
+
+    def _check_cacheable(self):
+        if self.key_channels != self.value_channels:
+            raise ValueError(
+                f"{type(self).__name__}: a cache holds keys and values in one "
+                "tensor, so it needs key_channels == value_channels; got "
+                f"{self.key_channels} and {self.value_channels}."
+            )
+
+    def initial_cache(self, batch_size, max_length: int, dtype=None):
+        """Returns an all-zero self-attention cache.
+
+        Args:
+            batch_size: int or scalar int tensor.
+            max_length: the number of decode steps the cache holds (static).
+            dtype: cache dtype; defaults to the layer's compute dtype.
+
+        Returns:
+            `[batch_size, 2, max_length, num_heads, depth_per_head]` zeros.
+        """
+        self._check_cacheable()
+        return ops.zeros(
+            (batch_size, 2, max_length, self.num_heads, self.key_depth_per_head),
+            dtype=dtype or self.compute_dtype,
+        )
+
+    def compute_memory_cache(self, memory):
+        """Projects `memory` once into the keys/values of encoder-decoder attention.
+
+        Args:
+            memory: `[batch, memory_length, memory_channels]`.
+
+        Returns:
+            `[batch, 2, memory_length, num_heads, depth_per_head]` in the
+            layer's compute dtype, to pass as `cache` with no
+            `cache_update_index`.
+        """
+        self._check_cacheable()
+        if not self.built:
+            # Decoding may start before any teacher-forced call. Assume the
+            # queries have the memory's channels, as in the Transformer; if
+            # they do not, the query projection rejects them on the first call.
+            self.build(tuple(memory.shape), tuple(memory.shape))
+        keys = self._split_heads(self._key_dense(memory))
+        values = self._split_heads(self._value_dense(memory))
+        return ops.stack([keys, values], axis=1)
+
+    def call(
+        self,
+        query,
+        memory=None,
+        attention_mask=None,
+        cache=None,
+        cache_update_index=None,
+        training=None,
+    ):
+        if cache_update_index is not None:
+            if cache is None:
+                raise ValueError(f"{type(self).__name__}: cache_update_index needs a cache.")
+            if memory is not None:
+                raise ValueError(
+                    f"{type(self).__name__}: an updatable cache is for "
+                    "self-attention; pass memory=None."
+                )
+        if cache is not None:
+            self._check_cacheable()
+
+        queries = self._split_heads(self._query_dense(query))
+        if cache is not None and cache_update_index is None:
+            # Encoder-decoder attention: keys/values precomputed from memory.
+            keys, values = cache[:, 0], cache[:, 1]
+        else:
+            source = query if memory is None else memory
+            keys = self._split_heads(self._key_dense(source))
+            values = self._split_heads(self._value_dense(source))
+            if cache is not None:
+                update = ops.cast(ops.stack([keys, values], axis=1), cache.dtype)
+                index = ops.cast(cache_update_index, "int32")
+                zero = ops.zeros((), "int32")
+                start = ops.stack([zero, zero, index, zero, zero])
+                cache = ops.slice_update(cache, start, update)
+                keys, values = cache[:, 0], cache[:, 1]
+        keys = ops.cast(keys, self.compute_dtype)
+        values = ops.cast(values, self.compute_dtype)
+
+        queries = queries * ops.cast(self.key_depth_per_head**-0.5, self.compute_dtype)
+        logits = ops.einsum("bqhd,bkhd->bhqk", queries, keys)
+        logits = ops.cast(logits, "float32")
+        if attention_mask is not None:
+            # [batch, query, key] -> [batch, 1 (heads), query, key].
+            mask = ops.expand_dims(ops.cast(attention_mask, "float32"), -3)
+            logits = logits + (1.0 - mask) * _MASK_NEGATIVE
+        weights = ops.cast(ops.softmax(logits, axis=-1), self.compute_dtype)
+        if self._dropout_layer is not None:
+            weights = self._dropout_layer(weights, training=training)
+        attended = ops.einsum("bhqk,bkhd->bqhd", weights, values)
+        shape = ops.shape(attended)
+        attended = ops.reshape(attended, tuple(shape[:2]) + (self.value_channels,))
+        output = self._output_dense(attended)
+        if cache is not None:
+            return output, cache
+        return output
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            num_heads=self.num_heads,
+            key_channels=self.key_channels,
+            value_channels=self.value_channels,
+            output_channels=self.output_channels,
+            dropout=self.dropout,
+            dropout_broadcast_dims=list(self.dropout_broadcast_dims),
+            kernel_initializer=keras.initializers.serialize(self.kernel_initializer),
+        )
+        return config

@@ -1,0 +1,151 @@
+"""T2T's speech_recognition_bottom, with exact lengths under padding."""
+
+import keras
+from keras import ops
+
+from t2t_lite.layers._utils import clone_initializer
+
+# T2T's `layer_norm` epsilon.
+_NORM_EPSILON = 1e-6
+
+
+def _strided_size(size: int) -> int:
+    """Size of an axis after a VALID kernel-3, stride-2 convolution."""
+    return (size - 3) // 2 + 1
+
+
+def _mask_frames(x, nonpadding):
+    """Zeroes padded frames of `x` `[batch, frames, ...]`, mask `[batch, frames]`."""
+    mask = ops.cast(nonpadding, x.dtype)
+    for _ in range(len(x.shape) - 2):
+        mask = ops.expand_dims(mask, -1)
+    return x * mask
+
+
+@keras.saving.register_keras_serializable(package="t2t_lite")
+class SpeechFrontEnd(keras.layers.Layer):
+    """Reduces filterbank frames 4x in time and folds frequency into `hidden_size`.
+
+    T2T's `speech_recognition_bottom`: two blocks of Conv2D(`num_filters`,
+    3x3, stride 2, no bias) + LayerNorm (over channels, in float32) + ReLU,
+    then a Conv2D whose kernel spans all remaining frequency bins, projecting
+    to `hidden_size`. Unlike T2T, the front end is exact under padding:
+    padded frames are zeroed before every convolution and the time axis is
+    padded by hand (2 zeros on the right before each strided conv, 1 on each
+    side of the last one), so output `t` of a strided block always covers
+    input frames `2t .. 2t+2` and a real output never depends on padding or
+    on how much of it there is. The frequency axis is VALID (80 -> 39 -> 19
+    bins).
+
+    Args:
+        hidden_size: output depth.
+        num_filters: channels of the two strided convolutions.
+        kernel_initializer: initializer of the three kernels.
+        **kwargs: base `keras.layers.Layer` arguments (`name`, `dtype`, ...).
+
+    Call arguments:
+        features: `[batch, frames, bins, channels]` (e.g. 80 mel bins and 3
+            channels: features, deltas, delta-deltas); `bins` and `channels`
+            must be static, `frames` may be dynamic.
+        nonpadding_mask: `[batch, frames]`, 1 at real frames (right-padded);
+            `None` means every frame is real.
+
+    Returns:
+        `(outputs, reduced_nonpadding_mask)`: `outputs` is
+        `[batch, ceil(frames / 4), hidden_size]`, zero at padded positions;
+        the mask is `nonpadding_mask[:, ::4]` (float32 ones when no mask was
+        given).
+
+    Example:
+    >>> front_end = SpeechFrontEnd(hidden_size=16, num_filters=8)
+    >>> features = np.random.rand(2, 13, 80, 3).astype("float32")
+    >>> mask = np.ones((2, 13), "float32")
+    >>> outputs, reduced_mask = front_end(features, mask)
+    >>> outputs.shape, reduced_mask.shape
+    (TensorShape([2, 4, 16]), TensorShape([2, 4]))
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        num_filters: int = 128,
+        kernel_initializer="glorot_uniform",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        name = type(self).__name__
+        for arg, value in (("hidden_size", hidden_size), ("num_filters", num_filters)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}: {arg} must be a positive int, got {value!r}.")
+        self.hidden_size = hidden_size
+        self.num_filters = num_filters
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+
+    def build(self, input_shape):
+        if len(input_shape) != 4 or input_shape[2] is None or input_shape[3] is None:
+            raise ValueError(
+                f"{type(self).__name__}: features must be [batch, frames, bins, "
+                f"channels] with static bins and channels, got {input_shape}."
+            )
+        bins, channels = input_shape[2], input_shape[3]
+        if _strided_size(_strided_size(bins)) < 1:
+            raise ValueError(f"{type(self).__name__}: needs at least 7 frequency bins, got {bins}.")
+
+        def conv(filters, kernel_size, strides, name):
+            return keras.layers.Conv2D(
+                filters,
+                kernel_size,
+                strides=strides,
+                padding="valid",
+                use_bias=False,
+                kernel_initializer=clone_initializer(self.kernel_initializer),
+                dtype=self.dtype_policy,
+                name=name,
+            )
+
+        self._block_convs = []
+        self._block_norms = []
+        in_channels = channels
+        for i in range(2):
+            block_conv = conv(self.num_filters, (3, 3), (2, 2), f"conv{i + 1}")
+            block_conv.build((None, None, bins, in_channels))
+            bins = _strided_size(bins)
+            norm = keras.layers.LayerNormalization(
+                epsilon=_NORM_EPSILON, dtype="float32", name=f"layer_norm{i + 1}"
+            )
+            norm.build((None, None, bins, self.num_filters))
+            self._block_convs.append(block_conv)
+            self._block_norms.append(norm)
+            in_channels = self.num_filters
+        self._remaining_bins = bins
+        self._fold_conv = conv(self.hidden_size, (3, bins), (1, 1), "fold_conv")
+        self._fold_conv.build((None, None, bins, self.num_filters))
+        self.built = True
+
+    def call(self, features, nonpadding_mask=None):
+        x = ops.cast(features, self.compute_dtype)
+        if nonpadding_mask is None:
+            nonpadding_mask = ops.ones(ops.shape(x)[:2], "float32")
+        mask = nonpadding_mask
+        for block_conv, norm in zip(self._block_convs, self._block_norms, strict=True):
+            x = _mask_frames(x, mask)
+            # 2 zeros on the right: ceil(frames / 2) outputs, the last of which
+            # sees the same zeros whether they come from padding or from here.
+            x = ops.pad(x, [[0, 0], [0, 2], [0, 0], [0, 0]])
+            x = block_conv(x)
+            x = ops.cast(norm(ops.cast(x, "float32")), self.compute_dtype)
+            x = ops.relu(x)
+            mask = mask[:, ::2]
+        x = _mask_frames(x, mask)
+        x = ops.pad(x, [[0, 0], [1, 1], [0, 0], [0, 0]])
+        x = ops.squeeze(self._fold_conv(x), axis=2)
+        return _mask_frames(x, mask), mask
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            hidden_size=self.hidden_size,
+            num_filters=self.num_filters,
+            kernel_initializer=keras.initializers.serialize(self.kernel_initializer),
+        )
+        return config

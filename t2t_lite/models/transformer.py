@@ -1,0 +1,492 @@
+"""The Transformer of "Attention Is All You Need", with T2T's numerics.
+
+    features = {"inputs": ids or log-mel frames, "targets": ids}
+    logits = model(features, training=True)        # [batch, targets, vocab], float32
+    ids = model.greedy_decode(features, decode_length=50)
+
+Inputs are text ids (`input_modality="symbol"`), speech features
+`[batch, frames, mel_bins, channels]` with an optional `inputs_length`
+(`"speech"`, reduced 4x in time by T2T's convolutional front end), or absent
+(`None`: a decoder-only language model). Targets are ids ending in EOS (1),
+padded with 0; the decoder sees them shifted right.
+
+Decoding is incremental: `decode_step` embeds one token, attends through a
+static-shape cache (keys/values written at the step index, encoder
+keys/values computed once) and returns the next logits. `greedy_decode` runs
+it in a `tf.while_loop`; with `use_cache=False` it recomputes the whole prefix
+each step instead, the slow reference the cached path must equal.
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from t2t_lite import registry
+from t2t_lite.hparam import HParams
+from t2t_lite.layers.layer_prepostprocess import LayerPrePostProcess
+from t2t_lite.layers.speech_front_end import SpeechFrontEnd
+from t2t_lite.layers.symbol_embedding import SymbolEmbedding
+from t2t_lite.layers.timing_signal import TimingSignal
+from t2t_lite.layers.transformer_decoder_layer import TransformerDecoderLayer
+from t2t_lite.layers.transformer_encoder_layer import TransformerEncoderLayer
+
+PAD_ID = 0
+EOS_ID = 1
+INPUT_MODALITIES = (None, "symbol", "speech")
+
+# Every hparam `Transformer.from_hparams` reads (kept honest by a test).
+MODEL_HPARAMS = (
+    "hidden_size",
+    "filter_size",
+    "num_heads",
+    "num_hidden_layers",
+    "num_encoder_layers",
+    "num_decoder_layers",
+    "attention_key_channels",
+    "attention_value_channels",
+    "ffn_layer",
+    "conv_first_kernel",
+    "attention_dropout",
+    "attention_dropout_broadcast_dims",
+    "relu_dropout",
+    "relu_dropout_broadcast_dims",
+    "layer_prepostprocess_dropout",
+    "layer_prepostprocess_dropout_broadcast_dims",
+    "layer_preprocess_sequence",
+    "layer_postprocess_sequence",
+    "norm_type",
+    "norm_epsilon",
+    "pos",
+    "shared_embedding_and_softmax_weights",
+    "multiply_embedding_mode",
+    "initializer",
+    "initializer_gain",
+    "activation_dtype",
+)
+
+_DTYPE_POLICIES = {"float32": None, "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
+
+
+def make_initializer(name: str, gain: float) -> keras.initializers.Initializer:
+    """T2T's `initializer`/`initializer_gain` hparams as a Keras initializer."""
+    if name == "uniform_unit_scaling":  # T2T: variance scaling, fan_avg, uniform
+        return keras.initializers.VarianceScaling(gain, "fan_avg", "uniform")
+    if name == "normal_unit_scaling":
+        return keras.initializers.VarianceScaling(gain, "fan_avg", "truncated_normal")
+    if name == "xavier":
+        return keras.initializers.GlorotUniform()
+    if name == "orthogonal":
+        return keras.initializers.Orthogonal(gain)
+    raise ValueError(
+        f"unknown initializer {name!r}; use uniform_unit_scaling, "
+        "normal_unit_scaling, xavier or orthogonal."
+    )
+
+
+def parse_broadcast_dims(text: str) -> list[int]:
+    """T2T's comma-separated broadcast dims ("0,1") as a list of ints."""
+    return [int(dim) for dim in text.split(",") if dim.strip()]
+
+
+def shift_right(targets):
+    """Decoder inputs: `targets` shifted one position right, padded with 0."""
+    return ops.pad(targets, [[0, 0], [1, 0]])[:, :-1]
+
+
+@registry.register_model
+@keras.saving.register_keras_serializable(package="t2t_lite")
+class Transformer(keras.Model):
+    """Encoder-decoder (or decoder-only) Transformer with a decode cache.
+
+    Build one from hparams with `Transformer.from_hparams`; the constructor
+    takes plain values so that `get_config` round-trips.
+
+    Args:
+        target_vocab_size: size of the target vocabulary.
+        input_modality: `"symbol"`, `"speech"` or None (decoder only).
+        input_vocab_size: size of the input vocabulary (`"symbol"` only).
+        hidden_size, filter_size, num_heads: model dimensions.
+        num_encoder_layers, num_decoder_layers: stack depths.
+        attention_key_channels, attention_value_channels: 0 for hidden_size.
+        ffn_layer, conv_first_kernel: feed-forward type and kernel.
+        attention_dropout, relu_dropout, layer_prepostprocess_dropout: rates.
+        *_broadcast_dims: lists of dims sharing one dropout mask.
+        layer_preprocess_sequence, layer_postprocess_sequence: e.g. "n", "da".
+        norm_type, norm_epsilon: the norms.
+        pos: "timing" (sinusoids) or "none".
+        shared_embedding_and_softmax_weights: one matrix for the target
+            embedding and the softmax (and the input embedding when the
+            vocabularies are the same).
+        multiply_embedding_mode: "sqrt_depth" or "none".
+        initializer, initializer_gain: T2T's kernel initializer.
+
+    Call arguments:
+        features: dict with "targets" `[batch, length]` ids and, unless
+            decoder-only, "inputs" (plus optional "inputs_length" for speech).
+        training: whether dropout is active.
+
+    Returns:
+        float32 logits `[batch, length, target_vocab_size]`.
+
+    Example:
+    >>> hparams = registry.hparams("transformer_tiny")
+    >>> model = Transformer.from_hparams(hparams, input_modality="symbol",
+    ...                                  input_vocab_size=20, target_vocab_size=20)
+    >>> ids = np.array([[5, 6, 1, 0]])
+    >>> model({"inputs": ids, "targets": ids}).shape
+    TensorShape([1, 4, 20])
+    """
+
+    def __init__(
+        self,
+        target_vocab_size: int,
+        input_modality: str | None = "symbol",
+        input_vocab_size: int = 0,
+        hidden_size: int = 512,
+        filter_size: int = 2048,
+        num_heads: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        attention_key_channels: int = 0,
+        attention_value_channels: int = 0,
+        ffn_layer: str = "dense_relu_dense",
+        conv_first_kernel: int = 3,
+        attention_dropout: float = 0.1,
+        relu_dropout: float = 0.1,
+        layer_prepostprocess_dropout: float = 0.1,
+        attention_dropout_broadcast_dims: list[int] | tuple = (),
+        relu_dropout_broadcast_dims: list[int] | tuple = (),
+        layer_prepostprocess_dropout_broadcast_dims: list[int] | tuple = (),
+        layer_preprocess_sequence: str = "n",
+        layer_postprocess_sequence: str = "da",
+        norm_type: str = "layer",
+        norm_epsilon: float = 1e-6,
+        pos: str = "timing",
+        shared_embedding_and_softmax_weights: bool = True,
+        multiply_embedding_mode: str = "sqrt_depth",
+        initializer: str = "uniform_unit_scaling",
+        initializer_gain: float = 1.0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if input_modality not in INPUT_MODALITIES:
+            raise ValueError(f"unknown input_modality {input_modality!r}; use symbol or speech.")
+        if input_modality == "symbol" and input_vocab_size < 1:
+            raise ValueError("input_modality 'symbol' needs input_vocab_size >= 1.")
+        if pos not in ("timing", "none"):
+            raise ValueError(f"unknown pos {pos!r}; use timing or none.")
+        if multiply_embedding_mode not in ("sqrt_depth", "none"):
+            raise ValueError(
+                f"unknown multiply_embedding_mode {multiply_embedding_mode!r}; "
+                "use sqrt_depth or none."
+            )
+        self._config = {
+            key: value
+            for key, value in locals().items()
+            if key not in ("self", "kwargs", "__class__")
+        }
+        self.target_vocab_size = target_vocab_size
+        self.input_modality = input_modality
+        self.hidden_size = hidden_size
+        self.pos = pos
+
+        policy = self.dtype_policy
+        kernel_init = make_initializer(initializer, initializer_gain)
+        block_args = dict(
+            hidden_size=hidden_size,
+            filter_size=filter_size,
+            num_heads=num_heads,
+            key_channels=attention_key_channels,
+            value_channels=attention_value_channels,
+            ffn_layer=ffn_layer,
+            conv_first_kernel=conv_first_kernel,
+            attention_dropout=attention_dropout,
+            relu_dropout=relu_dropout,
+            layer_prepostprocess_dropout=layer_prepostprocess_dropout,
+            preprocess_sequence=layer_preprocess_sequence,
+            postprocess_sequence=layer_postprocess_sequence,
+            norm_type=norm_type,
+            norm_epsilon=norm_epsilon,
+            attention_dropout_broadcast_dims=attention_dropout_broadcast_dims,
+            relu_dropout_broadcast_dims=relu_dropout_broadcast_dims,
+            layer_prepostprocess_dropout_broadcast_dims=layer_prepostprocess_dropout_broadcast_dims,
+            kernel_initializer=kernel_init,
+            dtype=policy,
+        )
+
+        def stack_end(name):
+            # T2T ends each stack with layer_preprocess: the final norm.
+            return LayerPrePostProcess(
+                layer_preprocess_sequence,
+                norm_type=norm_type,
+                norm_epsilon=norm_epsilon,
+                dtype=policy,
+                name=name,
+            )
+
+        def embedding_dropout(name):
+            return LayerPrePostProcess(
+                "d",
+                dropout=layer_prepostprocess_dropout,
+                dropout_broadcast_dims=layer_prepostprocess_dropout_broadcast_dims,
+                dtype=policy,
+                name=name,
+            )
+
+        scale = multiply_embedding_mode == "sqrt_depth"
+        self.target_embedding = SymbolEmbedding(
+            target_vocab_size, hidden_size, scale, dtype=policy, name="target_embedding"
+        )
+        self.softmax = (
+            self.target_embedding
+            if shared_embedding_and_softmax_weights
+            else SymbolEmbedding(target_vocab_size, hidden_size, dtype=policy, name="softmax")
+        )
+        self.timing_signal = TimingSignal(dtype=policy, name="timing_signal")
+
+        if input_modality == "symbol":
+            share_inputs = (
+                shared_embedding_and_softmax_weights and input_vocab_size == target_vocab_size
+            )
+            self.input_embedding = (
+                self.target_embedding
+                if share_inputs
+                else SymbolEmbedding(
+                    input_vocab_size, hidden_size, scale, dtype=policy, name="input_embedding"
+                )
+            )
+        elif input_modality == "speech":
+            self.speech_front_end = SpeechFrontEnd(
+                hidden_size, kernel_initializer=kernel_init, dtype=policy, name="speech_front_end"
+            )
+        if input_modality is not None:
+            self.encoder_dropout = embedding_dropout("encoder_input_dropout")
+            self.encoder_layers = [
+                TransformerEncoderLayer(**block_args, name=f"encoder_layer_{i}")
+                for i in range(num_encoder_layers)
+            ]
+            self.encoder_norm = stack_end("encoder_norm")
+        self.decoder_dropout = embedding_dropout("decoder_input_dropout")
+        self.decoder_layers = [
+            TransformerDecoderLayer(
+                **block_args,
+                has_encoder_attention=input_modality is not None,
+                name=f"decoder_layer_{i}",
+            )
+            for i in range(num_decoder_layers)
+        ]
+        self.decoder_norm = stack_end("decoder_norm")
+
+    @classmethod
+    def from_hparams(
+        cls,
+        hparams: HParams,
+        *,
+        input_modality: str | None,
+        target_vocab_size: int,
+        input_vocab_size: int = 0,
+        **kwargs,
+    ) -> Transformer:
+        """Builds the model T2T's hparams describe (reads `MODEL_HPARAMS`)."""
+        if hparams.activation_dtype not in _DTYPE_POLICIES:
+            raise ValueError(
+                f"hparam 'activation_dtype' must be one of {', '.join(_DTYPE_POLICIES)}, "
+                f"got {hparams.activation_dtype!r}."
+            )
+        policy = _DTYPE_POLICIES[hparams.activation_dtype]
+        if policy is not None:
+            kwargs.setdefault("dtype", policy)
+        layers = hparams.num_hidden_layers
+        return cls(
+            target_vocab_size=target_vocab_size,
+            input_modality=input_modality,
+            input_vocab_size=input_vocab_size,
+            hidden_size=hparams.hidden_size,
+            filter_size=hparams.filter_size,
+            num_heads=hparams.num_heads,
+            num_encoder_layers=hparams.num_encoder_layers or layers,
+            num_decoder_layers=hparams.num_decoder_layers or layers,
+            attention_key_channels=hparams.attention_key_channels,
+            attention_value_channels=hparams.attention_value_channels,
+            ffn_layer=hparams.ffn_layer,
+            conv_first_kernel=hparams.conv_first_kernel,
+            attention_dropout=hparams.attention_dropout,
+            relu_dropout=hparams.relu_dropout,
+            layer_prepostprocess_dropout=hparams.layer_prepostprocess_dropout,
+            attention_dropout_broadcast_dims=parse_broadcast_dims(
+                hparams.attention_dropout_broadcast_dims
+            ),
+            relu_dropout_broadcast_dims=parse_broadcast_dims(hparams.relu_dropout_broadcast_dims),
+            layer_prepostprocess_dropout_broadcast_dims=parse_broadcast_dims(
+                hparams.layer_prepostprocess_dropout_broadcast_dims
+            ),
+            layer_preprocess_sequence=hparams.layer_preprocess_sequence,
+            layer_postprocess_sequence=hparams.layer_postprocess_sequence,
+            norm_type=hparams.norm_type,
+            norm_epsilon=hparams.norm_epsilon,
+            pos=hparams.pos,
+            shared_embedding_and_softmax_weights=hparams.shared_embedding_and_softmax_weights,
+            multiply_embedding_mode=hparams.multiply_embedding_mode,
+            initializer=hparams.initializer,
+            initializer_gain=hparams.initializer_gain,
+            **kwargs,
+        )
+
+    @property
+    def has_inputs(self) -> bool:
+        return self.input_modality is not None
+
+    # -- training-time computation --------------------------------------------------
+
+    def _add_position(self, x, start_index=0):
+        return self.timing_signal(x, start_index=start_index) if self.pos == "timing" else x
+
+    def encode(self, features: dict, training=None):
+        """Returns `(encoder_output [batch, length, hidden], nonpadding [batch, length])`."""
+        inputs = features["inputs"]
+        if self.input_modality == "symbol":
+            inputs = ops.cast(inputs, "int32")
+            nonpadding = ops.cast(ops.not_equal(inputs, PAD_ID), "float32")
+            x = self.input_embedding(inputs)
+        else:
+            frames = ops.shape(inputs)[1]
+            lengths = features.get("inputs_length")
+            if lengths is None:
+                nonpadding = ops.ones(ops.shape(inputs)[:2], "float32")
+            else:
+                positions = ops.arange(frames, dtype="int32")[None, :]
+                lengths = ops.cast(ops.reshape(lengths, (-1, 1)), "int32")
+                nonpadding = ops.cast(positions < lengths, "float32")
+            x, nonpadding = self.speech_front_end(inputs, nonpadding)
+        x = self.encoder_dropout(self._add_position(x), training=training)
+        for layer in self.encoder_layers:
+            x = layer(x, nonpadding, training=training)
+        return self.encoder_norm(x), nonpadding
+
+    def decode(self, targets, memory=None, memory_mask=None, training=None):
+        """Teacher-forced decoder: float32 logits for every target position."""
+        decoder_inputs = shift_right(ops.cast(targets, "int32"))
+        y = self.target_embedding(decoder_inputs)
+        y = self.decoder_dropout(self._add_position(y), training=training)
+        for layer in self.decoder_layers:
+            y = layer(y, memory, memory_mask, training=training)
+        return self.softmax.logits(self.decoder_norm(y))
+
+    def call(self, features, training=None):
+        memory, memory_mask = (None, None)
+        if self.has_inputs:
+            memory, memory_mask = self.encode(features, training=training)
+        return self.decode(features["targets"], memory, memory_mask, training=training)
+
+    # -- incremental decoding ------------------------------------------------------------
+
+    def initial_decode_cache(self, features: dict, max_length: int, batch_size=None) -> dict:
+        """Encodes the inputs once and returns the cache for `max_length` steps.
+
+        Every entry has batch as its first dimension, so beam search can tile
+        and reorder it. `batch_size` is needed only for a decoder-only model.
+        """
+        cache = {}
+        memory = None
+        if self.has_inputs:
+            memory, cache["memory_mask"] = self.encode(features, training=False)
+            batch_size = ops.shape(memory)[0]
+        elif batch_size is None:
+            raise ValueError("a decoder-only model needs batch_size to decode.")
+        for i, layer in enumerate(self.decoder_layers):
+            cache[f"layer_{i}"] = layer.initial_cache(batch_size, max_length, memory)
+        return cache
+
+    def decode_step(self, previous_ids, step, cache: dict):
+        """One cached decoder step.
+
+        Args:
+            previous_ids: `[batch]` int, the token decoded at `step - 1`
+                (PAD_ID at step 0).
+            step: scalar int, the position being decoded.
+            cache: from `initial_decode_cache` (or a previous step).
+
+        Returns:
+            `(logits [batch, vocab] float32, new_cache)`.
+        """
+        max_length = cache["layer_0"]["self_attention"].shape[2]
+        y = self.target_embedding(ops.cast(previous_ids, "int32")[:, None])
+        y = self._add_position(y, start_index=step)
+        self_attention_mask = (ops.arange(max_length) <= step)[None, None, :]
+        new_cache = {}
+        if "memory_mask" in cache:
+            new_cache["memory_mask"] = cache["memory_mask"]
+        for i, layer in enumerate(self.decoder_layers):
+            y, new_cache[f"layer_{i}"] = layer(
+                y,
+                memory_mask=cache.get("memory_mask"),
+                self_attention_mask=self_attention_mask,
+                cache=cache[f"layer_{i}"],
+                cache_update_index=step,
+                training=False,
+            )
+        logits = self.softmax.logits(self.decoder_norm(y))
+        return logits[:, 0], new_cache
+
+    def greedy_decode(
+        self, features: dict, decode_length: int, use_cache: bool = True, batch_size=None
+    ):
+        """Greedy decoding until every sequence emits EOS or `decode_length` tokens.
+
+        Args:
+            features: the inputs (ignored for a decoder-only model).
+            decode_length: static maximum number of output tokens.
+            use_cache: True for cached incremental decoding; False recomputes
+                the decoder over the whole prefix at every step (reference).
+            batch_size: needed only for a decoder-only model.
+
+        Returns:
+            int32 `[batch, decode_length]`: tokens up to and including EOS,
+            then PAD_ID.
+        """
+        if use_cache:
+            state = self.initial_decode_cache(features, decode_length, batch_size)
+            batch_size = ops.shape(state["layer_0"]["self_attention"])[0]
+        else:
+            memory, memory_mask = (None, None)
+            if self.has_inputs:
+                memory, memory_mask = self.encode(features, training=False)
+                batch_size = ops.shape(memory)[0]
+            state = {}
+
+        def body(step, previous, ids, finished, state):
+            if use_cache:
+                logits, state = self.decode_step(previous, step, state)
+            else:
+                logits = self.decode(ids, memory, memory_mask, training=False)[:, step]
+            next_ids = ops.cast(ops.argmax(logits, axis=-1), "int32")
+            next_ids = ops.where(finished, PAD_ID, next_ids)
+            column = ops.cast(ops.arange(decode_length) == step, "int32")[None, :]
+            ids = ids + column * next_ids[:, None]
+            finished = ops.logical_or(finished, next_ids == EOS_ID)
+            return step + 1, next_ids, ids, finished, state
+
+        def cond(step, previous, ids, finished, state):
+            return ops.logical_and(step < decode_length, ops.logical_not(ops.all(finished)))
+
+        loop_vars = (
+            tf.constant(0, tf.int32),
+            tf.zeros([batch_size], tf.int32),
+            tf.zeros([batch_size, decode_length], tf.int32),
+            tf.zeros([batch_size], tf.bool),
+            state,
+        )
+        _, _, ids, _, _ = tf.while_loop(cond, body, loop_vars)
+        return ids
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                key: list(value) if isinstance(value, tuple) else value
+                for key, value in self._config.items()
+            }
+        )
+        return config

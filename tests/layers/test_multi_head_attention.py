@@ -1,0 +1,224 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_lite.layers import MultiHeadAttention
+
+HIDDEN = 16
+HEADS = 2
+LENGTH = 6
+
+
+@pytest.fixture(scope="module")
+def self_attention():
+    layer = MultiHeadAttention(HEADS, HIDDEN, HIDDEN, HIDDEN)
+    layer(np.zeros((1, LENGTH, HIDDEN), "float32"))
+    return layer
+
+
+@pytest.fixture(scope="module")
+def inputs():
+    return np.random.default_rng(0).normal(size=(2, LENGTH, HIDDEN)).astype("float32")
+
+
+def causal_mask(length):
+    return np.tril(np.ones((length, length), bool))[None]
+
+
+def decode_step_by_step(layer, inputs, step_fn=None):
+    """Runs cached self-attention one position at a time; returns all outputs."""
+    batch, length, _ = inputs.shape
+    cache = layer.initial_cache(batch, length)
+    step_fn = step_fn or layer
+    outputs = []
+    for index in range(length):
+        # Only keys up to the current index are real; the rest of the cache is 0.
+        mask = tf.range(length)[None, None, :] <= index
+        output, cache = step_fn(
+            inputs[:, index : index + 1],
+            attention_mask=mask,
+            cache=cache,
+            cache_update_index=tf.constant(index),
+        )
+        outputs.append(output)
+    return np.concatenate([np.asarray(o, "float32") for o in outputs], axis=1), cache
+
+
+def test_output_shape_and_projection_sizes():
+    layer = MultiHeadAttention(4, key_channels=8, value_channels=12, output_channels=6)
+    out = layer(np.ones((2, 3, 10), "float32"), memory=np.ones((2, 5, 14), "float32"))
+    assert out.shape == (2, 3, 6)
+    shapes = sorted(tuple(w.shape) for w in layer.weights)
+    assert shapes == [(10, 8), (12, 6), (14, 8), (14, 12)]
+    assert not any("bias" in w.path for w in layer.weights)
+
+
+def test_matches_numpy_reference(self_attention, inputs):
+    q_kernel, k_kernel, v_kernel, o_kernel = (
+        layer.kernel.numpy()
+        for layer in (
+            self_attention._query_dense,
+            self_attention._key_dense,
+            self_attention._value_dense,
+            self_attention._output_dense,
+        )
+    )
+    mask = causal_mask(LENGTH)
+
+    def heads(x):
+        return x.reshape(x.shape[0], x.shape[1], HEADS, -1).transpose(0, 2, 1, 3)
+
+    q = heads(inputs @ q_kernel) * (HIDDEN // HEADS) ** -0.5
+    k, v = heads(inputs @ k_kernel), heads(inputs @ v_kernel)
+    logits = q @ k.transpose(0, 1, 3, 2) + np.where(mask[:, None], 0.0, -1e9)
+    weights = np.exp(logits - logits.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    attended = (weights @ v).transpose(0, 2, 1, 3).reshape(2, LENGTH, HIDDEN)
+    expected = attended @ o_kernel
+    actual = self_attention(inputs, attention_mask=mask).numpy()
+    np.testing.assert_allclose(actual, expected, atol=1e-5)
+
+
+def test_padding_invariance(self_attention, inputs):
+    real = 4
+    mask = np.zeros((2, 1, LENGTH), bool)
+    mask[:, :, :real] = True
+    changed = inputs.copy()
+    changed[:, real:] = 100.0
+    before = self_attention(inputs, attention_mask=mask).numpy()
+    after = self_attention(changed, attention_mask=mask).numpy()
+    np.testing.assert_allclose(after[:, :real], before[:, :real], atol=1e-6)
+
+
+def test_causal_mask_hides_the_future(self_attention, inputs):
+    mask = causal_mask(LENGTH)
+    before = self_attention(inputs, attention_mask=mask).numpy()
+    for t in range(LENGTH - 1):
+        changed = inputs.copy()
+        changed[:, t + 1 :] += 5.0
+        after = self_attention(changed, attention_mask=mask).numpy()
+        np.testing.assert_allclose(after[:, : t + 1], before[:, : t + 1], atol=1e-6)
+        assert not np.allclose(after[:, t + 1 :], before[:, t + 1 :])
+
+
+def test_cached_decoding_equals_full_causal(self_attention, inputs):
+    full = self_attention(inputs, attention_mask=causal_mask(LENGTH)).numpy()
+    stepped, cache = decode_step_by_step(self_attention, inputs)
+    np.testing.assert_allclose(stepped, full, atol=1e-5)
+    assert cache.shape == (2, 2, LENGTH, HEADS, HIDDEN // HEADS)
+
+
+def test_cached_step_under_xla_matches_eager(self_attention, inputs):
+    compiled = tf.function(self_attention.__call__, jit_compile=True)
+    eager, eager_cache = decode_step_by_step(self_attention, inputs)
+    xla, xla_cache = decode_step_by_step(self_attention, inputs, step_fn=compiled)
+    np.testing.assert_allclose(xla, eager, atol=1e-5)
+    np.testing.assert_allclose(xla_cache.numpy(), eager_cache.numpy(), atol=1e-5)
+
+
+def test_cross_attention_with_memory_cache_equals_direct(rng):
+    layer = MultiHeadAttention(HEADS, HIDDEN, HIDDEN, HIDDEN)
+    query = rng.normal(size=(2, 3, HIDDEN)).astype("float32")
+    memory = rng.normal(size=(2, 5, 12)).astype("float32")
+    memory_mask = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], bool)[:, None, :]
+    direct = layer(query, memory=memory, attention_mask=memory_mask).numpy()
+    memory_cache = layer.compute_memory_cache(memory)
+    assert memory_cache.shape == (2, 2, 5, HEADS, HIDDEN // HEADS)
+    for t in range(3):
+        output, returned = layer(
+            query[:, t : t + 1], attention_mask=memory_mask, cache=memory_cache
+        )
+        assert returned is memory_cache
+        np.testing.assert_allclose(output.numpy(), direct[:, t : t + 1], atol=1e-5)
+
+
+def test_dropout_only_in_training(inputs):
+    layer = MultiHeadAttention(HEADS, HIDDEN, HIDDEN, HIDDEN, dropout=0.5)
+    inference = layer(inputs).numpy()
+    np.testing.assert_array_equal(layer(inputs, training=False).numpy(), inference)
+    assert not np.allclose(layer(inputs, training=True).numpy(), inference)
+
+
+def test_dropout_broadcast_dims(inputs):
+    # Broadcasting over all four dims leaves one coin flip for the whole
+    # [batch, heads, query, key] weights: all kept (scaled by 2) or all dropped.
+    layer = MultiHeadAttention(
+        HEADS, HIDDEN, HIDDEN, HIDDEN, dropout=0.5, dropout_broadcast_dims=(0, 1, 2, -1)
+    )
+    inference = layer(inputs).numpy()
+    for _ in range(4):
+        trained = layer(inputs, training=True).numpy()
+        assert np.allclose(trained, 0.0) or np.allclose(trained, 2 * inference, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(key_channels=10), "key_channels=10 is not divisible by num_heads=4"),
+        (dict(value_channels=6), "value_channels=6 is not divisible"),
+        (dict(dropout=1.0), "dropout"),
+        (dict(dropout_broadcast_dims=(4,)), "out of range"),
+    ],
+)
+def test_bad_arguments_raise(kwargs, message):
+    args = dict(num_heads=4, key_channels=8, value_channels=8, output_channels=8)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        MultiHeadAttention(**args)
+
+
+def test_cache_needs_equal_key_and_value_channels():
+    layer = MultiHeadAttention(2, 8, 4, 8)
+    with pytest.raises(ValueError, match="key_channels == value_channels"):
+        layer.initial_cache(1, 4)
+
+
+def test_mixed_bfloat16_cached_decoding(mixed_bfloat16, inputs):
+    layer = MultiHeadAttention(HEADS, HIDDEN, HIDDEN, HIDDEN)
+    full = layer(inputs, attention_mask=causal_mask(LENGTH))
+    assert full.dtype == tf.bfloat16
+    assert layer.weights[0].dtype == "float32"
+    stepped, cache = decode_step_by_step(layer, inputs)
+    assert cache.dtype == tf.bfloat16
+    np.testing.assert_allclose(stepped, full.numpy().astype("float32"), atol=5e-2)
+
+
+def test_get_config_round_trip():
+    layer = MultiHeadAttention(
+        2,
+        8,
+        8,
+        4,
+        dropout=0.1,
+        dropout_broadcast_dims=(1,),
+        kernel_initializer="he_normal",
+        name="attention",
+    )
+    clone = MultiHeadAttention.from_config(layer.get_config())
+    assert clone.get_config() == layer.get_config()
+
+
+def test_saved_model_round_trip(tmp_path, rng):
+    query = keras.Input((None, HIDDEN))
+    memory = keras.Input((None, 12))
+    outputs = MultiHeadAttention(HEADS, HIDDEN, HIDDEN, 8)(query, memory=memory)
+    model = keras.Model([query, memory], outputs)
+    data = [
+        rng.normal(size=(2, 3, HIDDEN)).astype("float32"),
+        rng.normal(size=(2, 5, 12)).astype("float32"),
+    ]
+    path = tmp_path / "attention.keras"
+    model.save(path)
+    restored = keras.models.load_model(path)
+    np.testing.assert_allclose(
+        restored.predict(data, verbose=0), model.predict(data, verbose=0), atol=1e-6
+    )
+
+
+def test_memory_cache_on_an_unbuilt_layer(rng):
+    layer = MultiHeadAttention(HEADS, HIDDEN, HIDDEN, HIDDEN)
+    memory = rng.normal(size=(1, 4, HIDDEN)).astype("float32")
+    query = rng.normal(size=(1, 1, HIDDEN)).astype("float32")
+    output, _ = layer(query, cache=layer.compute_memory_cache(memory))
+    np.testing.assert_allclose(output.numpy(), layer(query, memory=memory).numpy(), atol=1e-5)

@@ -1,0 +1,136 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_lite.layers import SpeechFrontEnd
+
+BINS = 80
+CHANNELS = 3
+HIDDEN = 16
+
+
+@pytest.fixture(scope="module")
+def front_end():
+    layer = SpeechFrontEnd(HIDDEN, num_filters=8)
+    layer(np.zeros((1, 8, BINS, CHANNELS), "float32"))
+    # Non-zero norm biases: padded positions then differ from zero after the
+    # norm, which the invariance tests must survive.
+    for norm in layer._block_norms:
+        norm.beta.assign(np.linspace(-1, 1, 8).astype("float32"))
+    return layer
+
+
+def features(frames, seed=0):
+    return np.random.default_rng(seed).normal(size=(2, frames, BINS, CHANNELS)).astype("float32")
+
+
+@pytest.mark.parametrize("frames", [13, 16, 17])
+def test_reduces_time_4x(front_end, frames):
+    outputs, mask = front_end(features(frames), np.ones((2, frames), "float32"))
+    reduced = -(-frames // 4)
+    assert outputs.shape == (2, reduced, HIDDEN)
+    assert mask.shape == (2, reduced)
+
+
+def test_folds_frequency_80_39_19(front_end):
+    kernel = front_end._fold_conv.kernel
+    assert tuple(kernel.shape) == (3, 19, 8, HIDDEN)
+
+
+def test_padding_changes_no_real_output(front_end):
+    real = 10  # -> 3 real outputs of 4
+    mask = np.zeros((2, 16), "float32")
+    mask[:, :real] = 1.0
+    clean = features(16)
+    clean[:, real:] = 0.0
+    noisy = clean.copy()
+    noisy[:, real:] = 100.0
+    clean_out, reduced = front_end(clean, mask)
+    noisy_out, _ = front_end(noisy, mask)
+    np.testing.assert_array_equal(reduced.numpy(), mask[:, ::4])
+    np.testing.assert_allclose(noisy_out.numpy()[:, :3], clean_out.numpy()[:, :3], atol=1e-5)
+    assert not noisy_out.numpy()[:, 3:].any()
+
+
+def test_more_padding_gives_same_real_outputs(front_end):
+    utterance = features(10)
+    exact, _ = front_end(utterance, np.ones((2, 10), "float32"))
+    for total in (11, 12, 17):
+        padded = np.concatenate([utterance, features(total - 10, seed=total)], axis=1)
+        mask = (np.arange(total) < 10).astype("float32")[None].repeat(2, 0)
+        outputs, reduced = front_end(padded, mask)
+        np.testing.assert_allclose(outputs.numpy()[:, :3], exact.numpy(), atol=1e-5)
+        assert reduced.numpy().sum(axis=1).tolist() == [3.0, 3.0]
+
+
+def test_per_example_lengths(front_end):
+    data = features(12)
+    mask = np.zeros((2, 12), "float32")
+    mask[0, :12] = 1.0
+    mask[1, :5] = 1.0
+    outputs, _ = front_end(data, mask)
+    alone, _ = front_end(data[1:, :5], mask[1:, :5])
+    np.testing.assert_allclose(outputs.numpy()[1:, :2], alone.numpy(), atol=1e-5)
+
+
+def test_dynamic_frames_in_graph(front_end):
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec([None, None, BINS, CHANNELS], tf.float32),
+            tf.TensorSpec([None, None], tf.float32),
+        ]
+    )
+    def run(data, mask):
+        return front_end(data, mask)
+
+    data = features(13)
+    mask = np.ones((2, 13), "float32")
+    graph_out, graph_mask = run(data, mask)
+    eager_out, eager_mask = front_end(data, mask)
+    np.testing.assert_allclose(graph_out.numpy(), eager_out.numpy(), atol=1e-5)
+    np.testing.assert_array_equal(graph_mask.numpy(), eager_mask.numpy())
+
+
+def test_no_mask_means_all_real(front_end):
+    data = features(9)
+    outputs, mask = front_end(data)
+    expected, _ = front_end(data, np.ones((2, 9), "float32"))
+    np.testing.assert_allclose(outputs.numpy(), expected.numpy(), atol=1e-6)
+    assert mask.numpy().tolist() == [[1.0, 1.0, 1.0]] * 2
+
+
+def test_mixed_bfloat16(mixed_bfloat16):
+    layer = SpeechFrontEnd(HIDDEN, num_filters=8)
+    outputs, _ = layer(features(9), np.ones((2, 9), "float32"))
+    assert outputs.dtype == tf.bfloat16
+    assert all(w.dtype == "float32" for w in layer.weights)
+
+
+def test_too_few_bins_raise():
+    with pytest.raises(ValueError, match="at least 7 frequency bins"):
+        SpeechFrontEnd(HIDDEN, num_filters=4)(np.zeros((1, 8, 6, 1), "float32"))
+
+
+def test_get_config_round_trip():
+    layer = SpeechFrontEnd(HIDDEN, num_filters=4, kernel_initializer="he_uniform")
+    clone = SpeechFrontEnd.from_config(layer.get_config())
+    assert clone.get_config() == layer.get_config()
+
+
+def test_weights_round_trip(tmp_path):
+    data = keras.Input((None, 20, 1))
+    mask = keras.Input((None,))
+    outputs, reduced = SpeechFrontEnd(HIDDEN, num_filters=4)(data, mask)
+    model = keras.Model([data, mask], [outputs, reduced])
+    batch = [
+        np.random.default_rng(5).normal(size=(2, 9, 20, 1)).astype("float32"),
+        np.ones((2, 9), "float32"),
+    ]
+    path = tmp_path / "front_end.keras"
+    model.save(path)
+    restored = keras.models.load_model(path)
+    for got, want in zip(
+        restored.predict(batch, verbose=0), model.predict(batch, verbose=0), strict=True
+    ):
+        np.testing.assert_allclose(got, want, atol=1e-6)

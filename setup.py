@@ -47,6 +47,7 @@ setup(
     extras_require={
         "audio": [
             "soundfile>=0.12",
+            "scipy>=1.10",
             "espeakng-loader>=0.2",
             "sentencepiece>=0.2",
             "jiwer>=3.0",
@@ -56,6 +57,7 @@ setup(
             "pytest>=8",
             "pytest-xdist>=3.5",
             "wheel",
+            "scipy>=1.10",
             "setuptools>=68",
             "soundfile>=0.12",
             "espeakng-loader>=0.2",

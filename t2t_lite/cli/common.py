@@ -14,6 +14,7 @@ from collections.abc import Callable
 from absl import app, flags
 
 from t2t_lite import registry, usr_dir
+from t2t_lite.data.problem import DataError
 from t2t_lite.hparam import HParams, HParamsError, create_hparams
 
 FLAGS = flags.FLAGS
@@ -37,6 +38,7 @@ class CliError(ValueError):
 
 _USER_ERRORS = (
     CliError,
+    DataError,
     registry.RegistryError,
     HParamsError,
     usr_dir.UsrDirError,

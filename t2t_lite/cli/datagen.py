@@ -1,16 +1,29 @@
 """t2t-lite-datagen: writes a registered problem's TFRecords into --data_dir.
 
-t2t-lite-datagen --problem=librispeech --data_dir=$DATA --tmp_dir=$RAW
+    t2t-lite-datagen --problem=librispeech --data_dir=$DATA --tmp_dir=$RAW
+
+Shards that already exist are kept (`--overwrite` regenerates them); shards
+are written under temporary names and renamed when complete.
 """
 
+import os
+
+from absl import flags
+
 from t2t_lite.cli import common
+
+flags.DEFINE_bool("overwrite", False, "Regenerate shards that already exist.")
 
 
 def main(argv: list[str]) -> int:
     if common.setup(argv):
         return 0
-    common.problem_from_flags()
-    return common.not_implemented("data generation", "issue 4: problems and datagen")
+    problem = common.problem_from_flags()
+    data_dir = os.path.expanduser(common.require_flag("data_dir"))
+    tmp_dir = os.path.expanduser(common.FLAGS.tmp_dir or os.path.join(data_dir, "tmp"))
+    report = problem.generate_data(data_dir, tmp_dir, overwrite=common.FLAGS.overwrite)
+    print(report.summary())
+    return 0
 
 
 def run() -> None:

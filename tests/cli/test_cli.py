@@ -78,7 +78,7 @@ def test_misspelled_problem_suggests_close_name(usr_dir):
 
 def test_user_names_resolve_through_the_cli(usr_dir):
     # Both names resolve; the command then stops at what is not built yet.
-    result = run("t2t-lite-datagen", f"--t2t_usr_dir={usr_dir}", "--problem=librispeech_toy")
+    result = run("t2t-lite-decoder", f"--t2t_usr_dir={usr_dir}", "--problem=librispeech_toy")
     assert result.returncode == 2
     assert "not implemented yet" in result.stderr
     assert "unknown" not in result.stderr

@@ -1,0 +1,399 @@
+"""Speech features as pure TensorFlow ops: log-mel filterbanks, deltas, CMVN, SpecAugment.
+
+These run inside `tf.data` maps, `tf.function`s and XLA (`jit_compile=True`),
+so the input pipeline can run on a TPU host and the exported SavedModel can
+featurize raw waveforms itself (DESIGN.md, "Data flow").
+
+`compute_mel_filterbank_features` and `add_delta_deltas` keep Tensor2Tensor's
+signatures and numerics (`tensor2tensor/layers/common_audio.py`) with two
+fixes, documented where they happen: the frame mask keeps exactly the frames
+that start inside the waveform, and samples past a waveform's length (dither
+noise included) are zeroed. Both make an utterance featurize the same alone and
+inside a zero-padded batch.
+
+Typical use for one utterance (T2T's `transformer_librispeech` front end):
+
+    waveform = tf.cast(pcm, tf.float32) / 32767.0            # [samples]
+    features = compute_mel_filterbank_features(
+        waveform[tf.newaxis], lower_edge_hertz=20.0, upper_edge_hertz=8000.0,
+        dither=0.0 if inference else 1.0 / 32767)            # [1, frames, 80, 1]
+    features = add_delta_deltas(features)[0]                 # [frames, 80, 3]
+    features = normalize_per_utterance(features)
+    if training:
+        features = spec_augment(features, seed=example_seed)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy as np
+import tensorflow as tf
+
+_DEFAULT_DITHER = 1.0 / np.iinfo(np.int16).max
+_INT32_MAX = np.iinfo(np.int32).max
+_periodic_hann_window = functools.partial(tf.signal.hann_window, periodic=True)
+
+
+def _samples(milliseconds: float, sample_rate: float) -> int:
+    return int(milliseconds * sample_rate / 1e3)
+
+
+def num_feature_frames(
+    waveform_lengths: tf.Tensor,
+    sample_rate: float = 16000,
+    frame_step: float = 10,
+    preemphasis: float = 0.97,
+) -> tf.Tensor:
+    """Number of real (unpadded) frames `compute_mel_filterbank_features` makes.
+
+    A frame is real when it starts inside the (pre-emphasized) waveform. Use
+    this to build the `nonpadding_mask` for `normalize_per_utterance`.
+
+    Args:
+      waveform_lengths: int tensor of waveform lengths in samples, any shape.
+      sample_rate: sample rate in Hz.
+      frame_step: frame step in milliseconds.
+      preemphasis: the pre-emphasis coefficient (it shortens the signal by one
+        sample when > 0).
+
+    Returns:
+      An int32 tensor shaped like `waveform_lengths`.
+
+    Example:
+      >>> num_feature_frames(tf.constant([16000, 1]))  # doctest: +SKIP
+      <tf.Tensor: ... numpy=array([100,   0], dtype=int32)>
+    """
+    lengths = tf.cast(waveform_lengths, tf.int32)
+    if preemphasis > 0:
+        lengths = tf.maximum(lengths - 1, 0)
+    step = _samples(frame_step, sample_rate)
+    return (lengths + step - 1) // step
+
+
+def compute_mel_filterbank_features(
+    waveforms: tf.Tensor,
+    sample_rate: float = 16000,
+    dither: float = _DEFAULT_DITHER,
+    preemphasis: float = 0.97,
+    frame_length: float = 25,
+    frame_step: float = 10,
+    fft_length: int | None = None,
+    window_fn: Callable[..., tf.Tensor] = _periodic_hann_window,
+    lower_edge_hertz: float = 80.0,
+    upper_edge_hertz: float = 7600.0,
+    num_mel_bins: int = 80,
+    log_noise_floor: float = 1e-3,
+    apply_mask: bool = True,
+    waveform_lengths: tf.Tensor | None = None,
+    seed: tf.Tensor | None = None,
+) -> tf.Tensor:
+    """Log-mel filterbank features of a batch of waveforms, as T2T computes them.
+
+    Steps: find each waveform's length; add Gaussian dither; pre-emphasize
+    (`y[t] = x[t+1] - preemphasis * x[t]`); STFT with a periodic Hann window
+    and `pad_end=True`; magnitude; mel warp with
+    `tf.signal.linear_to_mel_weight_matrix` (HTK mel scale);
+    `log(max(log_noise_floor, mel))`; zero the frames past each length.
+
+    Args:
+      waveforms: float32 `[batch, samples]`, zero-padded at the end.
+      sample_rate: sample rate in Hz.
+      dither: standard deviation of the Gaussian noise added to the waveform
+        (1/32767 in training, 0 at inference).
+      preemphasis: high-pass coefficient; 0 disables pre-emphasis.
+      frame_length: frame length in milliseconds (25 ms = 400 samples).
+      frame_step: frame step in milliseconds (10 ms = 160 samples).
+      fft_length: FFT size; default the next power of two >= frame length.
+      window_fn: window function called as `window_fn(frame_length, dtype=...)`.
+      lower_edge_hertz: lowest mel band edge in Hz.
+      upper_edge_hertz: highest mel band edge in Hz.
+      num_mel_bins: number of mel bands.
+      log_noise_floor: mel energies are clipped to at least this before `log`.
+      apply_mask: zero the frames past each waveform's length.
+      waveform_lengths: optional int `[batch]` true lengths in samples. The
+        default (None) is T2T's rule: last nonzero sample + 1.
+      seed: optional int `[2]` seed for the dither noise; with it the noise is
+        drawn by a stateless op, so a seeded `tf.data` pipeline is repeatable.
+        (Under XLA the same seed gives different, equally repeatable, noise:
+        XLA turns random bits into floats its own way.)
+
+    Returns:
+      float32 `[batch, frames, num_mel_bins, 1]`, `frames = ceil((samples - 1)
+      / frame_step_samples)` with pre-emphasis (`ceil(samples / step)` without).
+
+    Example:
+      >>> waveforms = tf.random.uniform([2, 16000], -0.5, 0.5)
+      >>> compute_mel_filterbank_features(waveforms).shape
+      TensorShape([2, 100, 80, 1])
+    """
+    waveforms = tf.convert_to_tensor(waveforms, tf.float32)
+    num_samples = tf.shape(waveforms)[1]
+    if waveform_lengths is None:
+        # Exact zeros are common inside speech, so count up to the last
+        # nonzero sample rather than counting nonzero samples.
+        positions = tf.range(num_samples)[tf.newaxis, :]
+        nonzero = tf.cast(tf.not_equal(waveforms, 0.0), tf.int32)
+        wav_lens = tf.reduce_max(positions * nonzero, axis=-1) + 1
+    else:
+        wav_lens = tf.minimum(tf.cast(waveform_lengths, tf.int32), num_samples)
+
+    if dither > 0:
+        shape = tf.shape(waveforms)
+        if seed is None:
+            noise = tf.random.normal(shape, stddev=dither)
+        else:
+            noise = tf.random.stateless_normal(shape, seed=seed, stddev=dither)
+        waveforms += noise
+    # Unlike T2T, zero everything past the length (dither noise and any
+    # padding garbage), so padding never changes the real frames.
+    waveforms *= tf.sequence_mask(wav_lens, num_samples, dtype=tf.float32)
+    if preemphasis > 0:
+        waveforms = waveforms[:, 1:] - preemphasis * waveforms[:, :-1]
+        # The last real sample minus its zero successor is not real signal.
+        wav_lens = tf.maximum(wav_lens - 1, 0)
+        waveforms *= tf.sequence_mask(wav_lens, num_samples - 1, dtype=tf.float32)
+
+    frame_length_samples = _samples(frame_length, sample_rate)
+    frame_step_samples = _samples(frame_step, sample_rate)
+    if fft_length is None:
+        fft_length = int(2 ** np.ceil(np.log2(frame_length_samples)))
+    stfts = tf.signal.stft(
+        waveforms,
+        frame_length=frame_length_samples,
+        frame_step=frame_step_samples,
+        fft_length=fft_length,
+        window_fn=window_fn,
+        pad_end=True,
+    )
+    magnitude_spectrograms = tf.abs(stfts)
+    linear_to_mel_weight_matrix = tf.signal.linear_to_mel_weight_matrix(
+        num_mel_bins,
+        fft_length // 2 + 1,
+        sample_rate,
+        lower_edge_hertz,
+        upper_edge_hertz,
+    )
+    mel_spectrograms = tf.tensordot(
+        magnitude_spectrograms, linear_to_mel_weight_matrix, 1
+    )
+    log_mel_spectrograms = tf.math.log(tf.maximum(log_noise_floor, mel_spectrograms))
+
+    if apply_mask:
+        # T2T keeps frame indices <= ceil(len / step): one frame too many, and
+        # that frame exists only when the batch is padded. Keep < instead.
+        stft_lens = (wav_lens + frame_step_samples - 1) // frame_step_samples
+        masks = tf.sequence_mask(
+            stft_lens, tf.shape(log_mel_spectrograms)[1], dtype=tf.float32
+        )
+        log_mel_spectrograms *= masks[:, :, tf.newaxis]
+    return log_mel_spectrograms[..., tf.newaxis]
+
+
+def _delta_delta_filters() -> np.ndarray:
+    """T2T's [9, 1, 1, 3] conv kernel: identity, delta, delta-delta, L2-normed."""
+    delta = np.array([2, 1, 0, -1, -2], np.float64)
+    delta_delta = np.convolve(delta, delta)  # 9 taps
+    filters = np.stack(
+        [np.eye(9)[4], np.pad(delta, 2), delta_delta], axis=1
+    )  # [taps, channels]
+    filters /= np.sqrt(np.sum(filters**2, axis=0, keepdims=True))
+    return filters[:, np.newaxis, np.newaxis, :].astype(np.float32)
+
+
+def add_delta_deltas(filterbanks: tf.Tensor) -> tf.Tensor:
+    """Appends first- and second-order time-derivative channels (T2T's recipe).
+
+    Three filters over the time axis, each divided by its L2 norm: identity,
+    delta `[2, 1, 0, -1, -2]` and delta-delta (delta convolved with itself,
+    9 taps). They are applied as a SAME (zero-padded) cross-correlation, i.e.
+    `tf.nn.conv2d`, so channel 1 is `(2 x[t-2] + x[t-1] - x[t+1] - 2 x[t+2]) / sqrt(10)`
+    (the negated textbook delta, exactly as in T2T).
+
+    Args:
+      filterbanks: float32 `[batch, frames, bins, 1]` or `[frames, bins, 1]`.
+
+    Returns:
+      float32 `[batch, frames, bins, 3]` (or `[frames, bins, 3]`).
+
+    Example:
+      >>> add_delta_deltas(tf.zeros([2, 50, 80, 1])).shape
+      TensorShape([2, 50, 80, 3])
+    """
+    filterbanks = tf.convert_to_tensor(filterbanks, tf.float32)
+    single_utterance = filterbanks.shape.rank == 3
+    if single_utterance:
+        filterbanks = filterbanks[tf.newaxis]
+    outputs = tf.nn.conv2d(
+        filterbanks,
+        tf.constant(_delta_delta_filters()),
+        strides=[1, 1, 1, 1],
+        padding="SAME",
+        data_format="NHWC",
+    )
+    return outputs[0] if single_utterance else outputs
+
+
+def normalize_per_utterance(
+    features: tf.Tensor,
+    nonpadding_mask: tf.Tensor | None = None,
+    epsilon: float = 1e-9,
+) -> tf.Tensor:
+    """Per-utterance mean/variance normalization over time (T2T's CMVN stand-in).
+
+    For each utterance and each (bin, channel), subtract the mean over time and
+    divide by `sqrt(variance + epsilon)`. With a mask, the statistics use the
+    real frames only and padded frames come out as exactly zero.
+
+    Args:
+      features: float32 `[batch, frames, bins, channels]` or
+        `[frames, bins, channels]`; time is axis -3.
+      nonpadding_mask: optional `[batch, frames]` (or `[frames]`) mask, 1 for
+        real frames and 0 for padding (bool or numeric).
+      epsilon: added to the variance before the square root.
+
+    Returns:
+      float32 tensor shaped like `features`.
+
+    Example:
+      >>> features = tf.random.normal([2, 30, 80, 3])
+      >>> mask = tf.sequence_mask([30, 20], 30)
+      >>> normalize_per_utterance(features, mask).shape
+      TensorShape([2, 30, 80, 3])
+    """
+    features = tf.convert_to_tensor(features, tf.float32)
+    time_axis = -3
+    if nonpadding_mask is None:
+        mean = tf.reduce_mean(features, axis=time_axis, keepdims=True)
+        variance = tf.reduce_mean(
+            tf.square(features - mean), axis=time_axis, keepdims=True
+        )
+        return (features - mean) * tf.math.rsqrt(variance + epsilon)
+
+    mask = tf.cast(nonpadding_mask, tf.float32)[..., tf.newaxis, tf.newaxis]
+    # max(count, 1) keeps an all-padding utterance at zero instead of NaN.
+    count = tf.maximum(tf.reduce_sum(mask, axis=time_axis, keepdims=True), 1.0)
+    mean = tf.reduce_sum(features * mask, axis=time_axis, keepdims=True) / count
+    centered = (features - mean) * mask
+    variance = tf.reduce_sum(tf.square(centered), axis=time_axis, keepdims=True) / count
+    return centered * tf.math.rsqrt(variance + epsilon)
+
+
+def _stateless_seeds(seed: int | tf.Tensor | None, num: int) -> tf.Tensor:
+    """`num` int64 [2] seeds for stateless ops, derived from `seed`.
+
+    None draws a fresh seed from the global generator. Each element is reduced
+    to its low 32 bits because XLA's stateless kernels only read those, while
+    the TF kernels read all 64: without this, the same seed would give
+    different draws under `jit_compile=True`.
+    """
+    if seed is None:
+        seed = tf.random.uniform([2], maxval=_INT32_MAX, dtype=tf.int32)
+    elif isinstance(seed, (int, np.integer)):
+        seed = [int(seed), 0]
+    low_bits = tf.constant(0xFFFFFFFF, tf.int64)
+    seed = tf.bitwise.bitwise_and(tf.cast(seed, tf.int64), low_bits)
+    seeds = tf.random.experimental.stateless_split(seed, num=num)
+    return tf.bitwise.bitwise_and(seeds, low_bits)
+
+
+def _band_mask(
+    size: tf.Tensor, num_masks: int, max_width: tf.Tensor, seeds: tf.Tensor
+) -> tf.Tensor:
+    """[size] bool: the union of `num_masks` random bands along one axis.
+
+    Each band has width `w ~ U{0..max_width}` and start `s ~ U{0..size - w}`
+    (SpecAugment, Park et al. 2019, Sec. 2).
+    """
+    # Integer draws only: XLA and the TF kernels turn random bits into floats
+    # differently, but agree on integers, so the masks match in every mode.
+    max_width = tf.minimum(tf.cast(max_width, tf.int32), size)
+    widths = tf.random.stateless_uniform(
+        [num_masks], seed=seeds[0], minval=0, maxval=max_width + 1, dtype=tf.int32
+    )
+    draws = tf.random.stateless_uniform(
+        [num_masks], seed=seeds[1], minval=0, maxval=_INT32_MAX, dtype=tf.int32
+    )
+    # Modulo bias is below size / 2**31, i.e. negligible.
+    starts = draws % (size - widths + 1)
+    positions = tf.range(size)[tf.newaxis, :]
+    inside = (positions >= starts[:, tf.newaxis]) & (
+        positions < (starts + widths)[:, tf.newaxis]
+    )
+    return tf.reduce_any(inside, axis=0)
+
+
+def spec_augment(
+    features: tf.Tensor,
+    num_freq_masks: int = 2,
+    freq_mask_width: int = 27,
+    num_time_masks: int = 2,
+    time_mask_width: int = 100,
+    time_mask_max_fraction: float = 1.0,
+    seed: int | tf.Tensor | None = None,
+    mask_value: float = 0.0,
+) -> tf.Tensor:
+    """SpecAugment frequency and time masking of one utterance (Park et al., 2019).
+
+    Draws `num_freq_masks` bands of `f ~ U{0..freq_mask_width}` consecutive
+    mel bins and `num_time_masks` bands of `t ~ U{0..T'}` consecutive frames,
+    `T' = min(time_mask_width, floor(time_mask_max_fraction * frames))`, and
+    sets them to `mask_value` in every channel. The defaults are the paper's
+    LibriSpeech double policy (LD: F=27, mF=2, T=100, mT=2, p=1.0) minus time
+    warping. Apply it after `normalize_per_utterance`, where 0 is the mean.
+
+    All randomness comes from stateless integer draws keyed by `seed`, so the
+    same seed gives the same masks in eager mode, `tf.function`, XLA and
+    `tf.data`.
+
+    Args:
+      features: float32 `[frames, bins, channels]` of one utterance.
+      num_freq_masks: number of frequency masks (0 disables them).
+      freq_mask_width: maximum frequency mask width F in bins.
+      num_time_masks: number of time masks (0 disables them).
+      time_mask_width: maximum time mask width T in frames.
+      time_mask_max_fraction: upper bound p on a time mask's width as a
+        fraction of the utterance's frames.
+      seed: a Python int or an int `[2]` tensor; None draws a fresh seed from
+        the global generator (not repeatable).
+      mask_value: the value written into masked cells.
+
+    Returns:
+      float32 tensor shaped like `features`.
+
+    Example:
+      >>> features = tf.random.normal([300, 80, 3])
+      >>> augmented = spec_augment(features, seed=7)
+      >>> # In tf.data, give each example its own seed:
+      >>> # ds = tf.data.Dataset.zip((ds, tf.data.Dataset.random(seed=1).batch(2)))
+      >>> # ds = ds.map(lambda x, s: spec_augment(x, seed=s))
+    """
+    features = tf.convert_to_tensor(features, tf.float32)
+    if features.shape.rank is not None and features.shape.rank != 3:
+        raise ValueError(
+            "spec_augment expects one utterance shaped [frames, bins, channels], "
+            f"got shape {features.shape}."
+        )
+    if num_freq_masks < 0 or num_time_masks < 0:
+        raise ValueError(
+            f"Mask counts must be >= 0, got num_freq_masks={num_freq_masks} and "
+            f"num_time_masks={num_time_masks}."
+        )
+    if num_freq_masks == 0 and num_time_masks == 0:
+        return features
+    seeds = _stateless_seeds(seed, num=4)
+    num_frames, num_bins = tf.shape(features)[0], tf.shape(features)[1]
+    masked = tf.zeros_like(features, dtype=tf.bool)
+    if num_freq_masks > 0:
+        freq_mask = _band_mask(num_bins, num_freq_masks, freq_mask_width, seeds[:2])
+        masked |= freq_mask[tf.newaxis, :, tf.newaxis]
+    if num_time_masks > 0:
+        fraction_limit = tf.cast(
+            tf.floor(time_mask_max_fraction * tf.cast(num_frames, tf.float32)),
+            tf.int32,
+        )
+        max_width = tf.minimum(time_mask_width, fraction_limit)
+        time_mask = _band_mask(num_frames, num_time_masks, max_width, seeds[2:])
+        masked |= time_mask[:, tf.newaxis, tf.newaxis]
+    return tf.where(masked, tf.cast(mask_value, tf.float32), features)

@@ -1,0 +1,204 @@
+"""Reading, resampling and writing audio files (FLAC and WAV) with NumPy.
+
+Everything downstream of datagen expects one convention: float32 mono samples
+in [-1, 1] at 16 kHz, stored as int16 PCM (DESIGN.md, "Data flow"). This module
+is the only place that talks to audio files, so that convention is enforced
+here and bad files turn into one clear `AudioError`.
+
+Integer PCM is scaled by 1/32767 (not 1/32768) in both directions, as
+Tensor2Tensor's `AudioEncoder` does, so a 16-bit file survives
+`to_int16_pcm(read_audio(path))` bit for bit (only -32768 becomes -32767).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import uuid
+
+import numpy as np
+import scipy.signal
+import soundfile
+
+SAMPLE_RATE = 16000
+_INT16_SCALE = float(np.iinfo(np.int16).max)  # 32767
+
+
+class AudioError(ValueError):
+    """An audio file is missing, empty, corrupt or holds unusable samples.
+
+    The message is one sentence naming the file and the problem, so callers
+    (datagen) can log it, count the example as skipped and move on.
+    """
+
+
+def to_int16_pcm(waveform: np.ndarray) -> np.ndarray:
+    """Converts float samples to int16 PCM: clip to [-1, 1], scale, round.
+
+    Args:
+      waveform: float array of samples nominally in [-1, 1], any shape.
+
+    Returns:
+      An int16 array of the same shape.
+
+    Example:
+      >>> to_int16_pcm(np.array([0.0, 0.5, 1.5, -1.0], np.float32))
+      array([     0,  16384,  32767, -32767], dtype=int16)
+    """
+    clipped = np.clip(np.asarray(waveform, dtype=np.float64), -1.0, 1.0)
+    return np.round(clipped * _INT16_SCALE).astype(np.int16)
+
+
+def from_int16_pcm(pcm: np.ndarray) -> np.ndarray:
+    """Converts int16 PCM to float32 samples in [-1, 1] (inverse of `to_int16_pcm`).
+
+    Args:
+      pcm: integer array of int16 sample values, any shape.
+
+    Returns:
+      A float32 array of the same shape; -32768 is clipped to -1.0.
+
+    Example:
+      >>> from_int16_pcm(np.array([0, 32767, -32768], np.int16))
+      array([ 0.,  1., -1.], dtype=float32)
+    """
+    samples = np.asarray(pcm, dtype=np.float32) / np.float32(_INT16_SCALE)
+    return np.clip(samples, -1.0, 1.0)
+
+
+def resample(waveform: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
+    """Resamples a mono waveform with a polyphase anti-aliasing filter.
+
+    The output has `ceil(len(waveform) * to_rate / from_rate)` samples.
+
+    Args:
+      waveform: 1-D float array.
+      from_rate: its sample rate in Hz.
+      to_rate: the wanted sample rate in Hz.
+
+    Returns:
+      A float32 1-D array at `to_rate` (the input itself, as float32, when the
+      rates are equal).
+
+    Example:
+      >>> resample(np.zeros(44100, np.float32), 44100, 16000).shape
+      (16000,)
+    """
+    from_rate, to_rate = int(from_rate), int(to_rate)
+    if from_rate <= 0 or to_rate <= 0:
+        raise ValueError(
+            f"Sample rates must be positive, got from_rate={from_rate} and "
+            f"to_rate={to_rate}."
+        )
+    waveform = np.asarray(waveform, dtype=np.float32)
+    if from_rate == to_rate or waveform.size == 0:
+        return waveform
+    # The smallest integer up/down pair keeps the polyphase filter short
+    # (44.1 kHz -> 16 kHz is 160/441, not 16000/44100).
+    divisor = math.gcd(from_rate, to_rate)
+    resampled = scipy.signal.resample_poly(
+        waveform.astype(np.float64), to_rate // divisor, from_rate // divisor
+    )
+    return resampled.astype(np.float32)
+
+
+def _describe(error: Exception) -> str:
+    """libsndfile's own reason, without its "Error opening <path>:" prefix."""
+    reason = getattr(error, "error_string", None) or str(error)
+    reason = reason.strip().removeprefix("Error :").strip().rstrip(".")
+    return reason or type(error).__name__
+
+
+def read_audio(path: str | os.PathLike, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+    """Reads a FLAC or WAV file as float32 mono samples in [-1, 1].
+
+    Multi-channel audio is averaged to mono; any sample rate is resampled to
+    `sample_rate` with `resample`.
+
+    Args:
+      path: the audio file.
+      sample_rate: the sample rate of the returned waveform, in Hz.
+
+    Returns:
+      A float32 1-D array.
+
+    Raises:
+      AudioError: the file is missing, empty, not decodable, has no samples,
+        or has NaN/infinite samples. The message names the file.
+
+    Example:
+      >>> waveform = read_audio("1089-134691-0000.flac")  # doctest: +SKIP
+      >>> waveform.dtype, waveform.shape
+      (dtype('float32'), (33440,))
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise AudioError(f"Audio file {path!r} does not exist or is not a file.")
+    if os.path.getsize(path) == 0:
+        raise AudioError(f"Audio file {path!r} is empty (0 bytes).")
+    try:
+        with soundfile.SoundFile(path) as audio_file:
+            file_rate = audio_file.samplerate
+            # 16-bit PCM goes through from_int16_pcm so it round-trips exactly.
+            if audio_file.subtype == "PCM_16":
+                samples = from_int16_pcm(audio_file.read(dtype="int16", always_2d=True))
+            else:
+                samples = audio_file.read(dtype="float32", always_2d=True)
+    except (soundfile.LibsndfileError, RuntimeError, OSError) as error:
+        raise AudioError(
+            f"Audio file {path!r} could not be decoded as FLAC or WAV "
+            f"({_describe(error)})."
+        ) from error
+    if samples.shape[0] == 0:
+        raise AudioError(f"Audio file {path!r} contains no audio samples.")
+    if not np.all(np.isfinite(samples)):
+        raise AudioError(f"Audio file {path!r} contains NaN or infinite samples.")
+    mono = samples.mean(axis=1, dtype=np.float32)
+    mono = resample(mono, file_rate, sample_rate)
+    # Resampling can overshoot full scale slightly (Gibbs ringing).
+    return np.clip(mono, -1.0, 1.0)
+
+
+def write_flac(
+    path: str | os.PathLike, waveform: np.ndarray, sample_rate: int = SAMPLE_RATE
+) -> None:
+    """Writes a mono waveform as a 16-bit FLAC file, atomically.
+
+    The file is written under a temporary name in the destination directory
+    and renamed into place, so a crash never leaves a half-written `path`.
+
+    Args:
+      path: the destination file; its directory must exist.
+      waveform: 1-D float samples in [-1, 1] (clipped), or int16 PCM.
+      sample_rate: the sample rate to record in the file, in Hz.
+
+    Example:
+      >>> write_flac("/tmp/tone.flac", np.zeros(16000, np.float32))  # doctest: +SKIP
+    """
+    path = os.fspath(path)
+    waveform = np.asarray(waveform)
+    if waveform.ndim != 1:
+        raise ValueError(
+            f"write_flac expects a mono waveform of shape [samples], got shape "
+            f"{waveform.shape} for {path!r}."
+        )
+    if int(sample_rate) <= 0:
+        raise ValueError(f"Sample rate must be positive, got {sample_rate} for {path!r}.")
+    pcm = waveform if waveform.dtype == np.int16 else to_int16_pcm(waveform)
+    # A unique name next to the target (same filesystem, so os.replace is
+    # atomic); open(..., "xb") rather than mkstemp so the file gets the usual
+    # umask permissions instead of 0600.
+    directory, name = os.path.split(os.path.abspath(path))
+    temp_path = os.path.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
+    try:
+        with open(temp_path, "xb") as temp_file:
+            soundfile.write(
+                temp_file, pcm, int(sample_rate), format="FLAC", subtype="PCM_16"
+            )
+            temp_file.flush()
+            os.fsync(temp_file.fileno())
+        os.replace(temp_path, path)
+    except BaseException:
+        if os.path.exists(temp_path):
+            os.remove(temp_path)
+        raise

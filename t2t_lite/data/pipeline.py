@@ -1,0 +1,249 @@
+"""The input pipeline: shards -> parsed, featurized, length-filtered, bucketed batches.
+
+Everything is a TF graph, so it runs on a TPU host. Batches are per replica:
+`batch_size` is a budget in the problem's length unit (tokens; frames x mel
+bins for speech) or, with `use_fixed_batch_size`, a number of examples.
+T2T's bucketing is kept: bucket boundaries grow from `min_length_bucket` by
+`length_bucket_step` up to `max_length`, and a bucket whose examples are
+shorter than `boundary` gets `batch_size // boundary` examples, so a padded
+batch never exceeds the budget.
+
+With `static_shapes=True` (TPU, XLA) every batch is padded to its bucket's
+boundary and partial batches are dropped, so batch shapes come from the
+small fixed set `static_batch_shapes` describes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import tensorflow as tf
+from absl import logging
+
+from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError, Problem
+from t2t_lite.hparam import HParams
+
+_AUTOTUNE = tf.data.AUTOTUNE
+DROP_REASONS = ("max_length", "max_input_seq_length", "max_target_seq_length")
+
+
+def bucket_boundaries(max_length: int, min_length: int = 8, step: float = 1.1) -> list[int]:
+    """T2T's `_bucket_boundaries`: min_length, then x -> max(x + 1, int(x * step))."""
+    if step <= 1.0:
+        raise ValueError(f"hparam 'length_bucket_step' must be > 1, got {step}.")
+    boundaries, x = [], min_length
+    while x < max_length:
+        boundaries.append(x)
+        x = max(x + 1, int(x * step))
+    return boundaries
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchingScheme:
+    """Bucket `i` holds lengths in `[boundaries[i-1], boundaries[i])`, batched by
+    `batch_sizes[i]` and (in static mode) padded to length `limits[i]`."""
+
+    boundaries: list[int]
+    batch_sizes: list[int]
+    limits: list[int]  # the longest length each bucket admits
+
+    @classmethod
+    def from_hparams(cls, hparams: HParams) -> BatchingScheme:
+        max_length = hparams.max_length or hparams.batch_size
+        boundaries = bucket_boundaries(
+            max_length, hparams.min_length_bucket, hparams.length_bucket_step
+        )
+        uppers = boundaries + [max_length + 1]
+        if hparams.use_fixed_batch_size:
+            batch_sizes = [hparams.batch_size] * len(uppers)
+        else:
+            batch_sizes = [max(1, hparams.batch_size // upper) for upper in uppers]
+        return cls(boundaries, batch_sizes, [upper - 1 for upper in uppers])
+
+
+class DropCounter:
+    """Counts examples dropped for being too long, per reason (logged by the trainer)."""
+
+    def __init__(self):
+        self.variables = {
+            reason: tf.Variable(0, dtype=tf.int64, trainable=False, name=f"dropped_{reason}")
+            for reason in DROP_REASONS
+        }
+
+    def counts(self) -> dict[str, int]:
+        return {reason: int(v.numpy()) for reason, v in self.variables.items()}
+
+    def total(self) -> int:
+        return sum(self.counts().values())
+
+
+def _length_filter(problem: Problem, hparams: HParams, mode: str, static: bool, counter):
+    drop_long = mode == TRAIN or hparams.eval_drop_long_sequences or static
+    max_length = (hparams.max_length or hparams.batch_size) if drop_long else 0
+
+    def keep(features):
+        lengths = problem.feature_lengths(features)
+        checks = [
+            ("max_input_seq_length", lengths.get("inputs"), hparams.max_input_seq_length),
+            ("max_target_seq_length", lengths["targets"], hparams.max_target_seq_length),
+            ("max_length", problem.example_length(features), max_length),
+        ]
+        ok = tf.constant(True)
+        for reason, length, limit in checks:
+            if length is None or limit <= 0:
+                continue
+            within = length <= limit
+            if counter is not None:
+                variable = counter.variables[reason]
+                # Count only the first reason an example fails.
+                tf.cond(
+                    tf.logical_and(ok, tf.logical_not(within)),
+                    lambda v=variable: v.assign_add(1),
+                    lambda v=variable: v.read_value(),
+                )
+            ok = tf.logical_and(ok, within)
+        return ok
+
+    return keep
+
+
+def _bucketed_batches(
+    dataset, problem: Problem, hparams: HParams, scheme: BatchingScheme, static: bool
+):
+    boundaries = tf.constant(scheme.boundaries, tf.int32)
+    batch_sizes = tf.constant(scheme.batch_sizes, tf.int64)
+    limits = tf.constant(scheme.limits, tf.int32)
+
+    def bucket_id(features):
+        length = problem.example_length(features)
+        return tf.cast(tf.reduce_sum(tf.cast(length >= boundaries, tf.int32)), tf.int64)
+
+    def batch_bucket(bucket, window):
+        batches = window.padded_batch(batch_sizes[bucket], drop_remainder=static)
+        if not static:
+            return batches
+        # Pad further, to the bucket's limit: one shape per bucket.
+        target = problem.padded_shapes(limits[bucket], hparams)
+        return batches.map(lambda features: _pad_to(features, target))
+
+    return dataset.group_by_window(
+        key_func=bucket_id,
+        reduce_func=batch_bucket,
+        window_size_func=lambda bucket: batch_sizes[bucket],
+    )
+
+
+def _pad_to(features: dict, shapes: dict) -> dict:
+    """Pads each batched feature's unknown dims up to the sizes in `shapes`."""
+    padded = {}
+    for name, value in features.items():
+        if name not in shapes:
+            padded[name] = value
+            continue
+        current = tf.shape(value)
+        paddings = [[0, 0]]
+        for axis, size in enumerate(shapes[name], start=1):
+            extra = 0 if size is None else tf.maximum(size - current[axis], 0)
+            paddings.append([0, extra])
+        padded[name] = tf.pad(value, paddings)
+    return padded
+
+
+def static_batch_shapes(problem: Problem, hparams: HParams) -> list[dict]:
+    """Every batch shape the static-shape pipeline can produce, per bucket."""
+    scheme = BatchingScheme.from_hparams(hparams)
+    shapes = []
+    for limit, size in zip(scheme.limits, scheme.batch_sizes, strict=True):
+        padded = problem.padded_shapes(limit, hparams)
+        shapes.append({name: [size] + list(shape) for name, shape in padded.items()})
+    return shapes
+
+
+def make_dataset(
+    problem: Problem,
+    mode: str,
+    data_dir: str,
+    hparams: HParams,
+    input_context: tf.distribute.InputContext | None = None,
+    static_shapes: bool = False,
+    shuffle: bool | None = None,
+    repeat: bool | None = None,
+    seed: int | None = None,
+    drop_counter: DropCounter | None = None,
+) -> tf.data.Dataset:
+    """Batched model features of `problem`'s `mode` split ("train", "dev", "test").
+
+    Args:
+        problem: the problem whose shards are read.
+        mode: which split; training shuffles, repeats and augments.
+        data_dir: where datagen wrote the shards.
+        hparams: batching and length hparams (plus the problem's own).
+        input_context: from `tf.distribute`; each input pipeline reads a
+            disjoint subset of the shards.
+        static_shapes: pad each batch to its bucket's boundary and drop
+            partial batches (TPU/XLA).
+        shuffle, repeat: default to `mode == "train"`.
+        seed: makes shuffling and augmentation repeatable.
+        drop_counter: counts examples dropped for their length.
+
+    Returns:
+        A `tf.data.Dataset` of feature dicts, per-replica batches.
+
+    Raises:
+        DataError: no shards, or fewer shards than input pipelines.
+    """
+    if mode not in (TRAIN, EVAL, TEST):
+        raise ValueError(f"unknown mode {mode!r}; use {TRAIN}, {EVAL} or {TEST}.")
+    training = mode == TRAIN
+    shuffle = training if shuffle is None else shuffle
+    repeat = training if repeat is None else repeat
+    files = problem.require_data(data_dir, mode)
+
+    dataset = tf.data.Dataset.from_tensor_slices(files)
+    if input_context is not None and input_context.num_input_pipelines > 1:
+        pipelines = input_context.num_input_pipelines
+        if len(files) < pipelines:
+            raise DataError(
+                f"{problem.name} has {len(files)} {mode} shard(s) but {pipelines} input "
+                "pipelines; regenerate the data with more shards or use fewer workers."
+            )
+        dataset = dataset.shard(pipelines, input_context.input_pipeline_id)
+    if shuffle:
+        dataset = dataset.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
+    if repeat:
+        dataset = dataset.repeat()
+    dataset = dataset.interleave(
+        tf.data.TFRecordDataset,
+        cycle_length=min(len(files), 4),
+        num_parallel_calls=_AUTOTUNE,
+        deterministic=not shuffle,
+    )
+    if shuffle:
+        dataset = dataset.shuffle(problem.shuffle_buffer_size, seed=seed)
+
+    if training:
+        # A per-example seed keeps dither and SpecAugment repeatable.
+        seeds = tf.data.Dataset.random(seed=seed).batch(2)
+        dataset = tf.data.Dataset.zip((dataset, seeds))
+        featurize = lambda record, example_seed: problem.preprocess_example(  # noqa: E731
+            problem.decode_example(record), mode, hparams, seed=example_seed
+        )
+    else:
+        featurize = lambda record: problem.preprocess_example(  # noqa: E731
+            problem.decode_example(record), mode, hparams
+        )
+    dataset = dataset.map(featurize, num_parallel_calls=_AUTOTUNE, deterministic=not shuffle)
+    dataset = dataset.filter(_length_filter(problem, hparams, mode, static_shapes, drop_counter))
+    scheme = BatchingScheme.from_hparams(hparams)
+    dataset = _bucketed_batches(dataset, problem, hparams, scheme, static_shapes)
+    logging.log_first_n(
+        logging.INFO,
+        "%s %s pipeline: %d buckets, batch sizes %s..%s",
+        1,
+        problem.name,
+        mode,
+        len(scheme.batch_sizes),
+        min(scheme.batch_sizes),
+        max(scheme.batch_sizes),
+    )
+    return dataset.prefetch(_AUTOTUNE)

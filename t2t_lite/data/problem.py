@@ -1,0 +1,244 @@
+"""The Problem base class: where data comes from, how it is featurized and judged.
+
+A problem owns its data end to end (TF Model Garden's task split): raw data
+to sharded TFRecords (`generate_data`, run by `t2t-lite-datagen`), records to
+model features (`decode_example`, `preprocess_example`), batching units
+(`example_length`), its own hparams (`add_hparams`), encoders and metrics.
+The model and the trainer never look inside the data.
+
+Subclasses implement `generate_examples(data_dir, tmp_dir, split)`, yielding
+dicts ready for `tf.train.Example` (see `t2t_lite.data.shards.to_example`),
+and `example_spec()`; most also override `preprocess_example`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import tensorflow as tf
+
+from t2t_lite.data import shards
+from t2t_lite.data.text_encoders import TextEncoder
+from t2t_lite.hparam import HParams
+from t2t_lite.registry import default_name
+
+TRAIN, EVAL, TEST = "train", "dev", "test"
+
+
+class DataError(ValueError):
+    """Raw or generated data is missing or unusable; the message says what to do."""
+
+
+@dataclasses.dataclass
+class SplitReport:
+    """What datagen did for one split."""
+
+    written: int = 0
+    skipped: Counter = dataclasses.field(default_factory=Counter)  # reason -> count
+    audio_seconds: float = 0.0
+    reused: bool = False  # shards already existed and were kept
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] += 1
+
+
+@dataclasses.dataclass
+class DatagenReport:
+    """What datagen did, per split; `summary()` is what the CLI prints."""
+
+    problem: str
+    splits: dict[str, SplitReport] = dataclasses.field(default_factory=dict)
+
+    def split(self, name: str) -> SplitReport:
+        return self.splits.setdefault(name, SplitReport())
+
+    def summary(self) -> str:
+        lines = [f"{self.problem}:"]
+        for name, report in self.splits.items():
+            if report.reused:
+                lines.append(f"  {name}: shards exist, kept (--overwrite to regenerate)")
+                continue
+            skipped = sum(report.skipped.values())
+            line = f"  {name}: {report.written} examples written, {skipped} skipped"
+            if report.skipped:
+                reasons = ", ".join(f"{r}: {n}" for r, n in sorted(report.skipped.items()))
+                line += f" ({reasons})"
+            if report.audio_seconds:
+                line += f", {report.audio_seconds / 3600:.2f} h of audio"
+            lines.append(line)
+        return "\n".join(lines)
+
+
+class Problem:
+    """Base class of every problem. See the module docstring.
+
+    Class attributes:
+        input_modality: "symbol" (ids), "speech" (log-mel frames) or None
+            (no inputs: a language model).
+        num_shards: shards written per split.
+        eval_metrics: names of the metrics the trainer reports for it.
+    """
+
+    input_modality: str | None = "symbol"
+    num_shards: dict[str, int] = {TRAIN: 10, EVAL: 1, TEST: 1}
+    eval_metrics: tuple[str, ...] = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity")
+    shuffle_buffer_size: int = 1024  # examples; speech problems hold less
+
+    @property
+    def name(self) -> str:
+        return default_name(type(self))
+
+    @property
+    def has_inputs(self) -> bool:
+        return self.input_modality is not None
+
+    # -- data generation ------------------------------------------------------------
+
+    def generate_examples(
+        self, data_dir: str, tmp_dir: str, split: str, report: SplitReport
+    ) -> Iterator[dict]:
+        """Yields the encoded examples of `split`, counting skips in `report`."""
+        raise NotImplementedError(f"{type(self).__name__} must implement generate_examples")
+
+    def prepare_data(self, data_dir: str, tmp_dir: str) -> None:
+        """Hook run once before any split is written (vocabularies, downloads)."""
+
+    def splits_to_generate(self) -> list[str]:
+        return list(self.num_shards)
+
+    def generate_data(self, data_dir: str, tmp_dir: str, overwrite: bool = False) -> DatagenReport:
+        """Writes every split's shards (kept if they exist, unless `overwrite`).
+
+        Raises:
+            DataError: a split produced no usable example.
+        """
+        report = DatagenReport(self.name)
+        todo = []
+        for split in self.splits_to_generate():
+            if shards.existing_shards(data_dir, self.name, split) and not overwrite:
+                report.split(split).reused = True
+            else:
+                todo.append(split)
+        if not todo:
+            return report
+        tf.io.gfile.makedirs(data_dir)
+        tf.io.gfile.makedirs(tmp_dir)
+        self.prepare_data(data_dir, tmp_dir)
+        for split in todo:
+            split_report = report.split(split)
+            for stale in shards.existing_shards(data_dir, self.name, split):
+                tf.io.gfile.remove(stale)
+            paths = shards.shard_paths(data_dir, self.name, split, self.num_shards[split])
+            examples = self.generate_examples(data_dir, tmp_dir, split, split_report)
+            split_report.written = shards.write_shards(examples, paths)
+            if split_report.written == 0:
+                for path in paths:
+                    tf.io.gfile.remove(path)
+                raise DataError(
+                    f"{self.name}: the {split} split has no usable example "
+                    f"({dict(split_report.skipped) or 'no raw data found'}); "
+                    f"check the raw data in {tmp_dir}."
+                )
+        return report
+
+    # -- reading and featurization --------------------------------------------------
+
+    def example_spec(self) -> dict[str, Any]:
+        """`tf.io.parse_single_example` features of one stored record."""
+        return {
+            "inputs": tf.io.VarLenFeature(tf.int64),
+            "targets": tf.io.VarLenFeature(tf.int64),
+        }
+
+    def decode_example(self, serialized: tf.Tensor) -> dict[str, tf.Tensor]:
+        """One serialized record -> dense tensors (int64 lists become int32)."""
+        parsed = tf.io.parse_single_example(serialized, self.example_spec())
+        example = {}
+        for name, value in parsed.items():
+            if isinstance(value, tf.sparse.SparseTensor):
+                value = tf.sparse.to_dense(value)
+            if value.dtype == tf.int64:
+                value = tf.cast(value, tf.int32)
+            example[name] = value
+        return example
+
+    def preprocess_example(
+        self, example: dict, mode: str, hparams: HParams, seed: tf.Tensor | None = None
+    ) -> dict:
+        """Stored example -> model features. The default keeps inputs/targets.
+
+        `seed` (int64 `[2]`, training only) makes random augmentation repeatable.
+        """
+        del mode, hparams, seed
+        keep = ("inputs", "targets") if self.has_inputs else ("targets",)
+        return {name: example[name] for name in keep}
+
+    def example_length(self, features: dict) -> tf.Tensor:
+        """Batching length: T2T's max over features of the first dim (x second for 3-D+).
+
+        For speech inputs `[frames, mel_bins, channels]` this is frames x mel
+        bins, the unit T2T's speech `batch_size` and `max_length` count.
+        """
+        length = tf.constant(0, tf.int32)
+        for name in ("inputs", "targets"):
+            if name not in features:
+                continue
+            shape = tf.shape(features[name])
+            feature_length = shape[0] * shape[1] if features[name].shape.rank > 2 else shape[0]
+            length = tf.maximum(length, feature_length)
+        return length
+
+    def feature_lengths(self, features: dict) -> dict[str, tf.Tensor]:
+        """Sequence lengths checked against max_input/max_target_seq_length."""
+        lengths = {"targets": tf.shape(features["targets"])[0]}
+        if "inputs" in features:
+            lengths["inputs"] = tf.shape(features["inputs"])[0]
+        return lengths
+
+    def padded_shapes(self, limit, hparams: HParams) -> dict:
+        """Static-shape mode: each feature's padded dims (batch excluded) in a
+        bucket that admits example lengths up to `limit`. Features not listed
+        keep the batch's own padding."""
+        del hparams
+        shapes = {"targets": [limit]}
+        if self.has_inputs:
+            shapes["inputs"] = [limit]
+        return shapes
+
+    # -- vocabulary, hparams, metrics ---------------------------------------------------
+
+    def feature_encoders(self, data_dir: str) -> dict[str, TextEncoder]:
+        raise NotImplementedError(f"{type(self).__name__} must implement feature_encoders")
+
+    def add_hparams(self, hparams: HParams) -> HParams:
+        """Adds the problem's own hparams (T2T's `problem.hparams`). Returns hparams."""
+        return hparams
+
+    def model_kwargs(self, data_dir: str) -> dict:
+        """What the model needs to know about the data: modality and vocab sizes."""
+        encoders = self.feature_encoders(data_dir)
+        kwargs = {
+            "input_modality": self.input_modality,
+            "target_vocab_size": encoders["targets"].vocab_size,
+        }
+        if self.input_modality == "symbol":
+            kwargs["input_vocab_size"] = encoders["inputs"].vocab_size
+        return kwargs
+
+    def require_data(self, data_dir: str, split: str) -> list[str]:
+        """The shard paths of `split`, or a DataError saying which command makes them."""
+        paths = shards.existing_shards(data_dir, self.name, split)
+        if not paths:
+            raise DataError(
+                f"no {split} data for problem {self.name} in {data_dir}: run "
+                f"t2t-lite-datagen --problem={self.name} --data_dir={data_dir} "
+                "--tmp_dir=<raw data dir> (or pass --generate_data to the trainer)."
+            )
+        return paths
+
+    def vocab_path(self, data_dir: str, filename: str) -> str:
+        return os.path.join(data_dir, filename)

@@ -1,0 +1,337 @@
+"""Tests for t2t_lite.data.audio_features against NumPy re-derivations."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_lite.data import audio_features, audio_io
+
+UTTERANCE = pathlib.Path(
+    "/work/shared/testdata/librispeech_mini/LibriSpeech/test-clean/1089/134691/"
+    "1089-134691-0000.flac"
+)
+# The speech problem's settings (DESIGN.md) and T2T's function defaults.
+MEL_EDGES = [(20.0, 8000.0), (80.0, 7600.0)]
+
+
+# ---------------------------------------------------------------- NumPy recipe
+
+
+def _hertz_to_mel(hertz):
+    """HTK mel scale, the one tf.signal uses."""
+    return 1127.0 * np.log1p(np.asarray(hertz, np.float64) / 700.0)
+
+
+def _numpy_mel_matrix(num_mel_bins, num_spectrogram_bins, sample_rate, lower, upper):
+    """Triangular filters, equally spaced in mel, DC row zeroed (as tf.signal)."""
+    linear_hertz = np.linspace(0.0, sample_rate / 2.0, num_spectrogram_bins)[1:]
+    bin_mels = _hertz_to_mel(linear_hertz)[:, np.newaxis]
+    edges = np.linspace(_hertz_to_mel(lower), _hertz_to_mel(upper), num_mel_bins + 2)
+    left, center, right = edges[:-2], edges[1:-1], edges[2:]
+    rising = (bin_mels - left) / (center - left)
+    falling = (right - bin_mels) / (right - center)
+    weights = np.maximum(0.0, np.minimum(rising, falling))
+    return np.pad(weights, [[1, 0], [0, 0]])
+
+
+def _numpy_log_mel(waveform, lower, upper, sample_rate=16000, num_mel_bins=80):
+    """T2T's recipe at dither 0, written directly in float64 NumPy."""
+    waveform = np.asarray(waveform, np.float64)
+    waveform = waveform[: np.nonzero(waveform)[0].max() + 1]
+    emphasized = waveform[1:] - 0.97 * waveform[:-1]
+    frame_length, frame_step, fft_length = 400, 160, 512
+    num_frames = -(-len(emphasized) // frame_step)  # pad_end=True
+    padded_length = (num_frames - 1) * frame_step + frame_length
+    emphasized = np.pad(emphasized, [0, padded_length - len(emphasized)])
+    window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(frame_length) / frame_length)
+    frames = np.stack(
+        [
+            emphasized[start : start + frame_length] * window
+            for start in range(0, num_frames * frame_step, frame_step)
+        ]
+    )
+    magnitudes = np.abs(np.fft.rfft(frames, fft_length))
+    mel = magnitudes @ _numpy_mel_matrix(
+        num_mel_bins, fft_length // 2 + 1, sample_rate, lower, upper
+    )
+    return np.log(np.maximum(1e-3, mel))
+
+
+def _numpy_delta_deltas(filterbank):
+    """[frames, bins] -> [frames, bins, 3], straight from the definition."""
+    delta = np.array([2, 1, 0, -1, -2], np.float64)
+    delta_delta = np.convolve(delta, delta)
+    channels = []
+    for taps in (np.array([1.0]), delta, delta_delta):
+        taps = taps / np.linalg.norm(taps)
+        half = len(taps) // 2
+        padded = np.pad(filterbank, [[half, half], [0, 0]])
+        # Cross-correlation, as tf.nn.conv2d computes it.
+        channels.append(
+            sum(
+                tap * padded[offset : offset + len(filterbank)]
+                for offset, tap in enumerate(taps)
+            )
+        )
+    return np.stack(channels, axis=-1)
+
+
+@pytest.fixture(scope="module")
+def utterance():
+    return audio_io.read_audio(UTTERANCE)
+
+
+# ------------------------------------------------------------ mel filterbanks
+
+
+@pytest.mark.parametrize("lower, upper", MEL_EDGES)
+def test_mel_features_match_numpy_recipe_on_real_speech(utterance, lower, upper):
+    features = audio_features.compute_mel_filterbank_features(
+        utterance[np.newaxis],
+        dither=0.0,
+        lower_edge_hertz=lower,
+        upper_edge_hertz=upper,
+    ).numpy()
+    expected = _numpy_log_mel(utterance, lower, upper)
+    assert features.shape == (1, expected.shape[0], 80, 1)
+    assert expected.shape[0] == int(np.ceil((len(utterance) - 1) / 160))
+    np.testing.assert_allclose(features[0, :, :, 0], expected, rtol=0, atol=1e-4)
+
+
+def test_numpy_mel_matrix_matches_tf_signal():
+    expected = _numpy_mel_matrix(80, 257, 16000, 20.0, 8000.0)
+    actual = tf.signal.linear_to_mel_weight_matrix(80, 257, 16000, 20.0, 8000.0)
+    np.testing.assert_allclose(actual.numpy(), expected, atol=1e-4)
+
+
+def test_padding_in_a_batch_does_not_change_real_frames(utterance):
+    other = utterance[:20000] * 0.5
+    batch = np.zeros([2, len(utterance) + 1000], np.float32)
+    batch[0, : len(utterance)] = utterance
+    batch[1, : len(other)] = other
+    lengths = [len(utterance), len(other)]
+
+    batched = audio_features.compute_mel_filterbank_features(batch, dither=0.0).numpy()
+    alone = audio_features.compute_mel_filterbank_features(
+        other[np.newaxis], dither=0.0
+    ).numpy()
+    frames = audio_features.num_feature_frames(tf.constant(lengths)).numpy()
+
+    assert frames[1] == alone.shape[1]
+    np.testing.assert_allclose(batched[1, : frames[1]], alone[0], atol=1e-5)
+    assert np.all(batched[1, frames[1] :] == 0.0)
+    assert np.all(batched[0, frames[0] :] == 0.0)
+    assert np.all(batched[0, : frames[0]] != 0.0)
+
+    # Explicit lengths make garbage in the padding irrelevant.
+    garbage = batch.copy()
+    garbage[1, len(other) :] = 0.25
+    with_lengths = audio_features.compute_mel_filterbank_features(
+        garbage, dither=0.0, waveform_lengths=tf.constant(lengths)
+    ).numpy()
+    np.testing.assert_allclose(with_lengths, batched, atol=1e-6)
+
+
+def test_dither_is_small_and_repeatable_with_a_seed(utterance):
+    waveforms = utterance[np.newaxis, :8000]
+    clean = audio_features.compute_mel_filterbank_features(waveforms, dither=0.0)
+    first = audio_features.compute_mel_filterbank_features(waveforms, seed=[1, 2])
+    again = audio_features.compute_mel_filterbank_features(waveforms, seed=[1, 2])
+    other = audio_features.compute_mel_filterbank_features(waveforms, seed=[1, 3])
+    np.testing.assert_array_equal(first.numpy(), again.numpy())
+    assert not np.array_equal(first.numpy(), other.numpy())
+    # 1/32767 noise only moves the log energy of quiet cells noticeably.
+    assert np.median(np.abs(first.numpy() - clean.numpy())) < 0.05
+
+
+def test_features_run_in_tf_data_and_xla(utterance):
+    waveform = utterance[:4000]
+    eager = audio_features.add_delta_deltas(
+        audio_features.compute_mel_filterbank_features(waveform[np.newaxis], dither=0.0)
+    )[0]
+
+    def featurize(samples):
+        features = audio_features.compute_mel_filterbank_features(
+            samples[tf.newaxis], dither=0.0
+        )
+        return audio_features.normalize_per_utterance(
+            audio_features.add_delta_deltas(features)[0]
+        )
+
+    dataset = tf.data.Dataset.from_tensors(waveform).map(featurize)
+    (from_dataset,) = list(dataset)
+    compiled = tf.function(
+        lambda samples: audio_features.add_delta_deltas(
+            audio_features.compute_mel_filterbank_features(
+                samples[tf.newaxis], dither=0.0
+            )
+        )[0],
+        jit_compile=True,
+    )(tf.constant(waveform))
+
+    np.testing.assert_allclose(
+        from_dataset.numpy(),
+        audio_features.normalize_per_utterance(eager).numpy(),
+        atol=1e-4,
+    )
+    np.testing.assert_allclose(compiled.numpy(), eager.numpy(), atol=1e-4)
+
+
+# ------------------------------------------------------------- delta-deltas
+
+
+def test_delta_deltas_match_their_definition():
+    rng = np.random.default_rng(0)
+    filterbank = rng.normal(size=(37, 5)).astype(np.float32)
+    batched = audio_features.add_delta_deltas(filterbank[np.newaxis, :, :, np.newaxis])
+    single = audio_features.add_delta_deltas(filterbank[:, :, np.newaxis])
+    expected = _numpy_delta_deltas(filterbank.astype(np.float64))
+    assert batched.shape == (1, 37, 5, 3)
+    np.testing.assert_allclose(batched.numpy()[0], expected, atol=1e-5)
+    np.testing.assert_allclose(single.numpy(), expected, atol=1e-5)
+    np.testing.assert_allclose(single.numpy()[..., 0], filterbank, atol=1e-6)
+
+
+def test_delta_of_a_linear_ramp_is_constant_inside():
+    ramp = np.tile(np.arange(20, dtype=np.float32)[:, np.newaxis, np.newaxis], (1, 2, 1))
+    deltas = audio_features.add_delta_deltas(ramp).numpy()
+    # T2T's filter is the negated textbook delta: (2*-2 + 1*-1 - 1*1 - 2*2) / sqrt(10).
+    np.testing.assert_allclose(deltas[4:-4, :, 1], -10 / np.sqrt(10), atol=1e-5)
+    np.testing.assert_allclose(deltas[4:-4, :, 2], 0.0, atol=1e-5)
+
+
+# ------------------------------------------------------------ normalization
+
+
+def test_normalization_over_real_frames_leaves_padding_zero():
+    rng = np.random.default_rng(1)
+    features = rng.normal(3.0, 2.0, size=(2, 40, 6, 3)).astype(np.float32)
+    lengths = [40, 25]
+    mask = tf.sequence_mask(lengths, 40)
+    normalized = audio_features.normalize_per_utterance(features, mask).numpy()
+
+    for index, length in enumerate(lengths):
+        real = normalized[index, :length]
+        np.testing.assert_allclose(real.mean(axis=0), 0.0, atol=1e-5)
+        np.testing.assert_allclose(real.std(axis=0), 1.0, atol=1e-4)
+        assert np.all(normalized[index, length:] == 0.0)
+    # Padding content does not leak into the statistics.
+    features[1, 25:] = 1e6
+    again = audio_features.normalize_per_utterance(features, mask).numpy()
+    np.testing.assert_allclose(again, normalized, atol=1e-5)
+
+
+def test_normalization_without_mask_is_t2t_formula():
+    rng = np.random.default_rng(2)
+    features = rng.normal(size=(30, 4, 3)).astype(np.float32)
+    normalized = audio_features.normalize_per_utterance(features).numpy()
+    mean = features.mean(axis=0, keepdims=True)
+    variance = ((features - mean) ** 2).mean(axis=0, keepdims=True)
+    np.testing.assert_allclose(
+        normalized, (features - mean) / np.sqrt(variance + 1e-9), atol=1e-5
+    )
+
+
+def test_normalization_of_all_padding_is_zero_not_nan():
+    features = tf.ones([1, 5, 4, 3])
+    normalized = audio_features.normalize_per_utterance(features, tf.zeros([1, 5]))
+    assert np.all(normalized.numpy() == 0.0)
+
+
+# -------------------------------------------------------------- SpecAugment
+
+
+def _runs(flags):
+    """Lengths of the runs of True in a 1-D bool array."""
+    padded = np.concatenate([[0], flags.astype(np.int8), [0]])
+    edges = np.flatnonzero(np.diff(padded))
+    return list(edges[1::2] - edges[::2])
+
+
+def test_spec_augment_without_masks_is_a_no_op():
+    features = tf.random.normal([50, 20, 3])
+    augmented = audio_features.spec_augment(
+        features, num_freq_masks=0, num_time_masks=0, seed=3
+    )
+    np.testing.assert_array_equal(augmented.numpy(), features.numpy())
+    zero_width = audio_features.spec_augment(
+        features, freq_mask_width=0, time_mask_width=0, seed=3
+    )
+    np.testing.assert_array_equal(zero_width.numpy(), features.numpy())
+
+
+def test_spec_augment_frequency_masks_have_the_requested_width():
+    widths = []
+    for seed in range(40):
+        augmented = audio_features.spec_augment(
+            tf.ones([30, 80, 3]),
+            num_freq_masks=1,
+            freq_mask_width=10,
+            num_time_masks=0,
+            seed=seed,
+        ).numpy()
+        masked_bins = np.all(augmented == 0.0, axis=(0, 2))
+        # A bin is masked in every frame and channel, or not at all.
+        assert np.all(augmented[:, ~masked_bins] == 1.0)
+        runs = _runs(masked_bins)
+        assert len(runs) <= 1
+        widths.append(runs[0] if runs else 0)
+    assert max(widths) == 10 and min(widths) <= 2
+
+
+def test_spec_augment_time_masks_respect_count_width_and_fraction():
+    for seed in range(20):
+        augmented = audio_features.spec_augment(
+            tf.ones([200, 8, 2]),
+            num_freq_masks=0,
+            num_time_masks=3,
+            time_mask_width=100,
+            time_mask_max_fraction=0.05,  # at most 10 of the 200 frames
+            seed=seed,
+        ).numpy()
+        masked_frames = np.all(augmented == 0.0, axis=(1, 2))
+        assert np.all(augmented[~masked_frames] == 1.0)
+        runs = _runs(masked_frames)
+        assert len(runs) <= 3
+        assert sum(runs) <= 30 and max(runs, default=0) <= 30
+
+
+def test_spec_augment_is_deterministic_for_a_seed_in_every_mode():
+    features = tf.random.stateless_normal([120, 40, 3], seed=[0, 1])
+    first = audio_features.spec_augment(features, seed=11).numpy()
+    again = audio_features.spec_augment(features, seed=11).numpy()
+    other = audio_features.spec_augment(features, seed=12).numpy()
+    np.testing.assert_array_equal(first, again)
+    assert not np.array_equal(first, other)
+    assert 0 < np.mean(first == 0.0) < 1
+
+    compiled = tf.function(
+        lambda x, seed: audio_features.spec_augment(x, seed=seed), jit_compile=True
+    )
+    np.testing.assert_array_equal(
+        compiled(features, tf.constant([11, 0])).numpy(), first
+    )
+
+    def pipeline():
+        seeds = tf.data.Dataset.random(seed=5).batch(2)
+        examples = tf.data.Dataset.from_tensors(features).repeat(3)
+        return [
+            x.numpy()
+            for x in tf.data.Dataset.zip((examples, seeds)).map(
+                lambda x, seed: audio_features.spec_augment(x, seed=seed)
+            )
+        ]
+
+    run_one, run_two = pipeline(), pipeline()
+    for one, two in zip(run_one, run_two, strict=True):
+        np.testing.assert_array_equal(one, two)
+    assert not np.array_equal(run_one[0], run_one[1])
+
+
+def test_spec_augment_rejects_batches():
+    with pytest.raises(ValueError, match="one utterance"):
+        audio_features.spec_augment(tf.zeros([2, 10, 8, 3]), seed=0)

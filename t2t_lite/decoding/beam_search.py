@@ -1,0 +1,281 @@
+"""Beam search with T2T's length penalty, in a `tf.while_loop`.
+
+    ids, scores = beam_search(fn, tf.zeros([batch], tf.int32), beam_size=4,
+                              decode_length=50, vocab_size=vocab, alpha=0.6,
+                              states=model.initial_decode_cache(features, 50))
+
+Tensor2Tensor's algorithm (`tensor2tensor/utils/beam_search.py`, after
+https://arxiv.org/abs/1609.08144): each step grows the `beam_size` *alive*
+sequences into their `2 * beam_size` best one-token extensions, keeps the best
+`beam_size` of those that did not emit EOS as the new alive set, and merges
+those that did into the `beam_size` best *finished* sequences, ranked by
+`log_prob / ((5 + length) / 6) ** alpha`. Two representations of the growing
+sequences give the same results:
+
+- dynamic (default, T2T's CPU/GPU path): the sequences grow by one column a
+  step and `symbols_to_logits_fn` sees the whole prefix;
+- fixed shapes (`use_fixed_shapes=True`, T2T's `use_tpu` path): a
+  `[batch, beam, decode_length + 1]` buffer written at the step index, so every
+  loop variable has a static shape and the search compiles with XLA
+  (`tf.function(jit_compile=True)`, TPUs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tensorflow as tf
+
+EOS_ID = 1
+# T2T's "infinity": large enough to rank a sequence last, small enough that
+# adding it to a log probability stays finite (no inf - inf = NaN).
+INF = 1.0e7
+
+SymbolsToLogitsFn = Callable[[tf.Tensor, tf.Tensor, Any], "tuple[tf.Tensor, Any]"]
+
+
+def length_penalty(length, alpha) -> tf.Tensor:
+    """GNMT's length penalty `((5 + length) / 6) ** alpha` as float32."""
+    return tf.pow((5.0 + tf.cast(length, tf.float32)) / 6.0, tf.cast(alpha, tf.float32))
+
+
+def _shape_list(tensor: tf.Tensor) -> list:
+    """Static dimensions where known, dynamic ones elsewhere (keeps shapes static)."""
+    dynamic = tf.shape(tensor)
+    return [dim if dim is not None else dynamic[i] for i, dim in enumerate(tensor.shape)]
+
+
+def _expand_to_beam_size(tensor: tf.Tensor, beam_size: int) -> tf.Tensor:
+    """`[batch, ...]` -> `[batch, beam_size, ...]`, each item repeated."""
+    tensor = tf.expand_dims(tensor, 1)
+    return tf.tile(tensor, [1, beam_size] + [1] * (tensor.shape.rank - 2))
+
+
+def _merge_beam_dim(tensor: tf.Tensor) -> tf.Tensor:
+    """`[batch, beam, ...]` -> `[batch * beam, ...]` (batch-major)."""
+    shape = _shape_list(tensor)
+    return tf.reshape(tensor, [shape[0] * shape[1]] + shape[2:])
+
+
+def _unmerge_beam_dim(tensor: tf.Tensor, batch_size, beam_size: int) -> tf.Tensor:
+    """`[batch * beam, ...]` -> `[batch, beam, ...]`."""
+    return tf.reshape(tensor, [batch_size, beam_size] + _shape_list(tensor)[1:])
+
+
+def _gather_beams(tensor: tf.Tensor, indices: tf.Tensor) -> tf.Tensor:
+    """`tensor[b, indices[b, j], ...]` for `tensor [batch, n, ...]`, `indices [batch, k]`."""
+    return tf.gather(tensor, indices, batch_dims=1)
+
+
+def beam_search(
+    symbols_to_logits_fn: SymbolsToLogitsFn,
+    initial_ids: tf.Tensor,
+    beam_size: int,
+    decode_length: int,
+    vocab_size: int,
+    alpha: float,
+    states: Any = None,
+    eos_id: int = EOS_ID,
+    stop_early: bool = True,
+    use_fixed_shapes: bool = False,
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """Beam search with length penalty; T2T's signature and semantics.
+
+    Args:
+        symbols_to_logits_fn: `fn(ids, step, states) -> (logits, new_states)`.
+            `step` is the scalar int32 position being decoded (0 first);
+            `logits` are `[batch * beam_size, vocab_size]` for that position;
+            `states` is the `states` structure, merged to `batch * beam_size`
+            rows and reordered along with the beams. `ids` (int32,
+            `batch * beam_size` rows, batch-major) is:
+            - dynamic: the prefix `[.., step + 1]`, `initial_ids` first;
+            - fixed shapes with states (T2T's `use_tpu`): `[.., 1]`, the last
+              token only, as a cached model needs nothing else;
+            - fixed shapes without states: the whole buffer
+              `[.., decode_length + 1]`, zeros after position `step`.
+            So `ids[:, -1]` is the previous token whenever states are given.
+        initial_ids: `[batch]` int, the start token of each sequence (PAD 0).
+        beam_size: number of beams (1 follows the greedy path).
+        decode_length: maximum number of tokens to decode; a Python int for
+            fixed shapes, otherwise an int or a scalar tensor.
+        vocab_size: size of the logits' last dimension.
+        alpha: length penalty exponent; 0 ranks by raw log probability.
+        states: optional nested structure of tensors, each `[batch, ...]`
+            (e.g. `Transformer.initial_decode_cache`). Their shapes must not
+            change between steps (static caches, written in place).
+        eos_id: the end-of-sequence id.
+        stop_early: stop as soon as no alive beam can beat the best finished
+            one (only the first beam is then guaranteed complete); False keeps
+            going until no alive beam can beat any finished one.
+        use_fixed_shapes: decode into a static-shape buffer (XLA/TPU).
+
+    Returns:
+        `(ids, scores)`: int32 `[batch, beam_size, decode_length]` decoded
+        tokens (without the start token) up to and including EOS, then 0;
+        float32 `[batch, beam_size]` scores, best first: length-penalized log
+        probabilities of finished sequences (-1e7 for an empty finished slot).
+        A batch item where no beam ever emitted EOS gets its alive beams and
+        their unpenalized log probabilities instead, as in T2T.
+
+    Example:
+    >>> log_probs = tf.math.log([[0.1, 0.3, 0.6]])  # same distribution each step
+    >>> fn = lambda ids, step, states: (tf.tile(log_probs, [tf.shape(ids)[0], 1]), states)
+    >>> ids, scores = beam_search(fn, tf.zeros([1], tf.int32), beam_size=2,
+    ...                           decode_length=3, vocab_size=3, alpha=0.0)
+    >>> ids.numpy().tolist()
+    [[[1, 0, 0], [2, 1, 0]]]
+    """
+    if beam_size < 1:
+        raise ValueError(f"beam_size must be >= 1, got {beam_size}.")
+    if use_fixed_shapes and not isinstance(decode_length, int):
+        raise ValueError(
+            "use_fixed_shapes=True needs decode_length as a Python int (a static "
+            f"buffer length), got {decode_length!r}."
+        )
+    if isinstance(decode_length, int) and decode_length < 1:
+        raise ValueError(f"decode_length must be >= 1, got {decode_length}.")
+
+    initial_ids = tf.cast(initial_ids, tf.int32)
+    # Static when known, so every reshape below keeps a static batch dimension
+    # (a while_loop variable must not lose static dimensions between steps).
+    batch_size = _shape_list(initial_ids)[0]
+    states = {} if states is None else states
+    has_states = bool(tf.nest.flatten(states))
+    states = tf.nest.map_structure(lambda s: _expand_to_beam_size(s, beam_size), states)
+
+    # Only beam 0 starts alive; the copies get -INF so the first step draws all
+    # 2 * beam_size candidates from beam 0 (T2T: "initial_ids are prob 1.0").
+    alive_log_probs = tf.tile(tf.constant([[0.0] + [-INF] * (beam_size - 1)]), [batch_size, 1])
+    alive_seq = _expand_to_beam_size(initial_ids, beam_size)[:, :, None]
+    if use_fixed_shapes:
+        # Zeros after the start token, so that unwritten positions read as PAD
+        # exactly like the dynamic version's zero padding.
+        alive_seq = tf.pad(alive_seq, [[0, 0], [0, 0], [0, decode_length]])
+    finished_seq = tf.zeros_like(alive_seq)
+    finished_scores = tf.fill(tf.shape(alive_log_probs), -INF)
+    finished_flags = tf.zeros(tf.shape(alive_log_probs), tf.bool)
+
+    def ids_for_fn(alive_seq, step):
+        if use_fixed_shapes and has_states:
+            # tf.gather keeps a static [.., 1] shape at a dynamic index under XLA.
+            return tf.reshape(tf.gather(alive_seq, step[None], axis=2), [batch_size * beam_size, 1])
+        return _merge_beam_dim(alive_seq)
+
+    def append_tokens(sequences, tokens, step):
+        """Writes `tokens [batch, k]` as position `step + 1` of `sequences`."""
+        if use_fixed_shapes:
+            column = tf.range(decode_length + 1) == step + 1
+            return tf.where(column, tokens[:, :, None], sequences)
+        return tf.concat([sequences, tokens[:, :, None]], axis=2)
+
+    def grow_topk(step, alive_seq, alive_log_probs, states):
+        """The 2 * beam_size best one-token extensions of the alive beams.
+
+        Two beam's worth, because up to beam_size of them may end in EOS and
+        the rest must still refill the alive set (needs vocab_size > beam_size).
+        """
+        flat_states = tf.nest.map_structure(_merge_beam_dim, states)
+        flat_logits, flat_states = symbols_to_logits_fn(
+            ids_for_fn(alive_seq, step), step, flat_states
+        )
+        logits = tf.reshape(tf.cast(flat_logits, tf.float32), [batch_size, beam_size, vocab_size])
+        log_probs = tf.nn.log_softmax(logits) + alive_log_probs[:, :, None]
+        # All candidates have the same length here, so the penalty never
+        # reorders them; it matters when they compete with finished sequences.
+        penalty = length_penalty(step + 1, alpha)
+        flat_log_probs = tf.reshape(log_probs, [batch_size, beam_size * vocab_size])
+        topk_scores, topk_flat_ids = tf.math.top_k(flat_log_probs / penalty, k=2 * beam_size)
+        topk_log_probs = tf.gather(flat_log_probs, topk_flat_ids, batch_dims=1)
+        topk_parents = topk_flat_ids // vocab_size  # which alive beam each extends
+        topk_ids = topk_flat_ids % vocab_size
+        topk_seq = append_tokens(_gather_beams(alive_seq, topk_parents), topk_ids, step)
+        new_states = tf.nest.map_structure(
+            lambda s: _unmerge_beam_dim(s, batch_size, beam_size), flat_states
+        )
+        return topk_seq, topk_log_probs, topk_scores, topk_ids == eos_id, topk_parents, new_states
+
+    def body(
+        step, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, states
+    ):
+        topk_seq, topk_log_probs, topk_scores, topk_finished, topk_parents, states = grow_topk(
+            step, alive_seq, alive_log_probs, states
+        )
+        eos_mask = tf.cast(topk_finished, tf.float32)
+
+        # Alive: the best beam_size candidates that did not just emit EOS.
+        _, alive_pick = tf.math.top_k(topk_scores - INF * eos_mask, k=beam_size)
+        alive_seq = _gather_beams(topk_seq, alive_pick)
+        alive_log_probs = _gather_beams(topk_log_probs, alive_pick)
+        # Reorder the states (computed for the old beams) to follow the new
+        # beams: one gather by parent beam instead of T2T's two.
+        parents = _gather_beams(topk_parents, alive_pick)
+        states = tf.nest.map_structure(lambda s: _gather_beams(s, parents), states)
+
+        # Finished: the best beam_size of the old finished sequences and the
+        # candidates that just emitted EOS (others ranked last by -INF).
+        if not use_fixed_shapes:  # keep old finished sequences as long as the new ones
+            finished_seq = tf.pad(finished_seq, [[0, 0], [0, 0], [0, 1]])
+        pool_scores = tf.concat([finished_scores, topk_scores - INF * (1.0 - eos_mask)], 1)
+        _, finished_pick = tf.math.top_k(pool_scores, k=beam_size)
+        finished_seq = _gather_beams(tf.concat([finished_seq, topk_seq], 1), finished_pick)
+        finished_scores = _gather_beams(pool_scores, finished_pick)
+        finished_flags = _gather_beams(tf.concat([finished_flags, topk_finished], 1), finished_pick)
+        return (
+            step + 1,
+            alive_seq,
+            alive_log_probs,
+            finished_seq,
+            finished_scores,
+            finished_flags,
+            states,
+        )
+
+    def not_finished(step, alive_seq, alive_log_probs, finished_seq, finished_scores, *_):
+        # Log probs only fall as a sequence grows, and the penalty is largest at
+        # decode_length, so this bounds every score the best alive beam can reach.
+        best_alive_bound = alive_log_probs[:, 0] / length_penalty(decode_length, alpha)
+        # stop_early: the best finished beats every alive continuation; else the
+        # worst one does (an empty slot's -INF keeps the search going). Per
+        # batch item; T2T's global min in the second case gives the same output.
+        reduce = tf.reduce_max if stop_early else tf.reduce_min
+        bound_is_met = tf.reduce_all(reduce(finished_scores, axis=1) > best_alive_bound)
+        return tf.logical_and(step < decode_length, tf.logical_not(bound_is_met))
+
+    loop_vars = (
+        tf.constant(0, tf.int32),
+        alive_seq,
+        alive_log_probs,
+        finished_seq,
+        finished_scores,
+        finished_flags,
+        states,
+    )
+    shape_invariants = None
+    if not use_fixed_shapes:  # the sequences grow by one column per step
+        growing = tf.TensorShape([initial_ids.shape[0], beam_size, None])
+        shape_invariants = (
+            tf.TensorShape([]),
+            growing,
+            alive_log_probs.shape,
+            growing,
+            finished_scores.shape,
+            finished_flags.shape,
+            tf.nest.map_structure(lambda s: s.shape, states),
+        )
+    _, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, _ = tf.while_loop(
+        not_finished, body, loop_vars, shape_invariants=shape_invariants
+    )
+
+    # T2T's corner case: a batch item where no beam ever emitted EOS returns
+    # its alive beams (and their log probs) rather than empty finished slots.
+    any_finished = tf.reduce_any(finished_flags, axis=1)
+    ids = tf.where(any_finished[:, None, None], finished_seq, alive_seq)
+    scores = tf.where(any_finished[:, None], finished_scores, alive_log_probs)
+    if not use_fixed_shapes:  # stopped early: pad to the promised length
+        ids = tf.pad(ids, [[0, 0], [0, 0], [0, decode_length + 1 - tf.shape(ids)[2]]])
+    # Drop the start token: callers want the decoded tokens only.
+    ids = ids[:, :, 1:]
+    if isinstance(decode_length, int):
+        ids = tf.ensure_shape(ids, [initial_ids.shape[0], beam_size, decode_length])
+    return ids, scores

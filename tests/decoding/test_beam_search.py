@@ -1,0 +1,363 @@
+"""Beam search: T2T's hand-built cases, scores, states, the Transformer, XLA."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_lite import registry
+from t2t_lite.decoding.beam_search import INF, beam_search
+from t2t_lite.models.transformer import Transformer
+from t2t_lite.training.losses import padded_cross_entropy
+
+# How a search is run: eagerly, in a graph, and with fixed shapes compiled by XLA.
+MODES = ("eager", "graph", "fixed_xla")
+
+
+def run(mode, fn, initial_ids, beam_size, decode_length, vocab_size, alpha, **kwargs):
+    search = lambda: beam_search(
+        fn,
+        tf.constant(initial_ids, tf.int32),
+        beam_size,
+        decode_length,
+        vocab_size,
+        alpha,
+        use_fixed_shapes=mode == "fixed_xla",
+        **kwargs,
+    )
+    if mode != "eager":
+        search = tf.function(search, jit_compile=mode == "fixed_xla")
+    ids, scores = search()
+    return ids.numpy(), scores.numpy()
+
+
+def per_step_fn(probabilities):
+    """T2T's test model: fixed probabilities per step (and per beam slot)."""
+    log_probs = tf.math.log(tf.constant(probabilities, tf.float32))
+    vocab_size = log_probs.shape[-1]
+
+    def fn(ids, step, states):
+        rows = tf.reshape(log_probs[step], [-1, vocab_size])
+        return tf.broadcast_to(rows, [tf.shape(ids)[0], vocab_size]), states
+
+    return fn
+
+
+def previous_token(ids, step):
+    """The last decoded token whatever `ids` holds: the prefix (dynamic), the
+    last token (fixed shapes with states) or the whole buffer (fixed, none)."""
+    return tf.gather(ids, tf.minimum(step, tf.shape(ids)[1] - 1), axis=1)
+
+
+def bigram_fn(log_prob_table):
+    """Next-token log probs depend on the previous token: `table[previous]`."""
+    table = tf.constant(log_prob_table, tf.float32)
+    return lambda ids, step, states: (tf.gather(table, previous_token(ids, step)), states)
+
+
+# T2T's beam_search_test.py cases. T2T's expected ids start with the start
+# token 0; ours drop it and are padded with 0 to decode_length.
+BEAM_TWO = [
+    [[0.1, 0.1, 0.8], [0.1, 0.1, 0.8]],
+    [[0.4, 0.5, 0.1], [0.2, 0.4, 0.4]],
+    [[0.05, 0.9, 0.05], [0.4, 0.4, 0.2]],
+]
+BATCH_TWO = [  # position x batch x beam x vocab
+    [[[0.1, 0.1, 0.8], [0.1, 0.1, 0.8]], [[0.1, 0.1, 0.8], [0.1, 0.1, 0.8]]],
+    [[[0.4, 0.5, 0.1], [0.2, 0.4, 0.4]], [[0.3, 0.6, 0.1], [0.2, 0.4, 0.4]]],
+    [[[0.05, 0.9, 0.05], [0.4, 0.4, 0.2]], [[0.05, 0.9, 0.05], [0.4, 0.4, 0.2]]],
+]
+
+
+def penalty(length, alpha):
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+T2T_CASES = {
+    # name: (probabilities, batch, beam, decode_length, alpha, stop_early, ids, scores)
+    "greedy_batch_one": (
+        [[[0.7, 0.3]], [[0.4, 0.6]], [[0.5, 0.5]]], 1, 1, 3, 0.0, True,
+        [[[0, 1, 0]]], np.log([[0.7 * 0.6]]),
+    ),
+    "greedy_corner_case_no_eos": (  # nothing finished: alive beam, raw log prob
+        [[0.2, 0.1, 0.7], [0.4, 0.1, 0.5]], 1, 1, 2, 0.0, True,
+        [[[2, 2]]], np.log([[0.7 * 0.5]]),
+    ),
+    "not_greedy_beam_two_without_stop_early": (
+        BEAM_TWO, 1, 2, 3, 0.0, False,
+        [[[2, 1, 0], [2, 0, 1]]], np.log([[0.8 * 0.5, 0.8 * 0.4 * 0.9]]),
+    ),
+    "not_greedy_beam_two_with_alpha": (  # alpha 3.5 puts the longer one first
+        BEAM_TWO, 1, 2, 3, 3.5, True,
+        [[[2, 0, 1], [2, 1, 0]]],
+        [[np.log(0.8 * 0.4 * 0.9) / penalty(3, 3.5), np.log(0.8 * 0.5) / penalty(2, 3.5)]],
+    ),
+    "not_greedy_batch_two_beam_two_with_alpha": (  # ...but not in batch item 1
+        BATCH_TWO, 2, 2, 3, 3.5, True,
+        [[[2, 0, 1], [2, 1, 0]], [[2, 1, 0], [2, 0, 1]]],
+        [
+            [np.log(0.8 * 0.4 * 0.9) / penalty(3, 3.5), np.log(0.8 * 0.5) / penalty(2, 3.5)],
+            [np.log(0.8 * 0.6) / penalty(2, 3.5), np.log(0.8 * 0.3 * 0.9) / penalty(3, 3.5)],
+        ],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", sorted(T2T_CASES))
+def test_t2t_hand_built_distributions(case, mode):
+    probabilities, batch, beam, length, alpha, stop_early, ids, scores = T2T_CASES[case]
+    vocab = np.shape(probabilities)[-1]
+    got_ids, got_scores = run(
+        mode, per_step_fn(probabilities), [0] * batch, beam, length, vocab, alpha,
+        stop_early=stop_early,
+    )  # fmt: skip
+    np.testing.assert_array_equal(got_ids, ids)
+    np.testing.assert_allclose(got_scores, scores, rtol=1e-5)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_stop_early_guarantees_the_first_beam_and_stops_sooner(mode):
+    visited = []
+
+    def fn(ids, step, states):
+        visited.append(step)  # traced once in a graph; counts steps eagerly
+        return per_step_fn(BEAM_TWO + [[[1 / 3] * 3] * 2] * 7)(ids, step, states)
+
+    ids, scores = run(mode, fn, [0], 2, 10, 3, 0.0, stop_early=True)
+    np.testing.assert_array_equal(ids[0, 0], [2, 1] + [0] * 8)
+    assert np.exp(scores[0, 0]) == pytest.approx(0.8 * 0.5)
+    if mode == "eager":  # [2, 1] (0.4) beats the best alive prefix (0.32) after step 1
+        assert len(visited) == 2
+
+
+def test_length_penalty_changes_the_ranking():
+    """Batch item 0 of T2T's case: the short sequence wins on log probability,
+    the long one once alpha=3.5 divides by a length penalty."""
+    fn = per_step_fn(BATCH_TWO)
+    raw_ids, raw_scores = run("eager", fn, [0, 0], 2, 3, 3, alpha=0.0, stop_early=False)
+    ids, scores = run("eager", fn, [0, 0], 2, 3, 3, alpha=3.5, stop_early=False)
+    np.testing.assert_array_equal(raw_ids[0], [[2, 1, 0], [2, 0, 1]])
+    np.testing.assert_array_equal(ids[0], [[2, 0, 1], [2, 1, 0]])
+    np.testing.assert_allclose(raw_scores[0], np.log([0.8 * 0.5, 0.8 * 0.4 * 0.9]), rtol=1e-5)
+    np.testing.assert_allclose(
+        scores[0] * penalty(np.array([3, 2]), 3.5), raw_scores[0][::-1], rtol=1e-5
+    )
+
+
+# Tokens: 0 PAD/start, 1 EOS, 2 a, 3 b, 4 c. Greedy takes a (0.56), c (0.5),
+# EOS (0.6): 0.168. Starting with the less likely b leads to EOS at 0.9: 0.36.
+MYOPIC_PROBS = [
+    [0.01, 0.01, 0.56, 0.40, 0.02],  # after the start token
+    [0.2, 0.2, 0.2, 0.2, 0.2],  # after EOS (never used)
+    [0.05, 0.2, 0.1, 0.15, 0.5],  # after a
+    [0.02, 0.9, 0.03, 0.03, 0.02],  # after b
+    [0.1, 0.6, 0.1, 0.1, 0.1],  # after c
+]
+
+
+def numpy_greedy(log_prob_table, start, length):
+    tokens, previous = [], start
+    for _ in range(length):
+        previous = int(np.argmax(log_prob_table[previous]))
+        tokens.append(previous)
+        if previous == 1:
+            break
+    return tokens + [0] * (length - len(tokens))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_beam_one_is_greedy_and_a_wider_beam_finds_a_better_sequence(mode):
+    table = np.log(MYOPIC_PROBS)
+    greedy_ids, greedy_scores = run(mode, bigram_fn(table), [0], 1, 5, 5, alpha=0.0)
+    np.testing.assert_array_equal(greedy_ids[0, 0], numpy_greedy(table, 0, 5))
+    np.testing.assert_array_equal(greedy_ids[0, 0], [2, 4, 1, 0, 0])
+    assert np.exp(greedy_scores[0, 0]) == pytest.approx(0.56 * 0.5 * 0.6, rel=1e-5)
+
+    ids, scores = run(mode, bigram_fn(table), [0], 2, 5, 5, alpha=0.0, stop_early=False)
+    np.testing.assert_array_equal(ids[0], [[3, 1, 0, 0, 0], [2, 4, 1, 0, 0]])
+    np.testing.assert_allclose(np.exp(scores[0]), [0.4 * 0.9, 0.56 * 0.5 * 0.6], rtol=1e-5)
+    assert scores[0, 0] > greedy_scores[0, 0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_shapes_order_and_scores_are_penalized_log_probs_of_the_ids(mode):
+    batch, beam, length, vocab, alpha = 2, 3, 6, 5, 0.6
+    table = tf.nn.log_softmax(tf.random.stateless_normal([vocab, vocab], seed=[1, 2]), -1).numpy()
+    initial = [0, 2]
+    ids, scores = run(mode, bigram_fn(table), initial, beam, length, vocab, alpha, stop_early=False)
+    assert ids.shape == (batch, beam, length) and ids.dtype == np.int32
+    assert scores.shape == (batch, beam) and scores.dtype == np.float32
+    assert np.all(np.diff(scores, axis=1) <= 0), "best first"
+    assert np.all(scores > -INF / 2), "every beam finished in this case"
+    for b in range(batch):
+        for k in range(beam):
+            tokens = list(ids[b, k])
+            end = tokens.index(1) + 1  # finished: EOS, then only padding
+            assert tokens[end:] == [0] * (length - end)
+            previous = [initial[b]] + tokens[: end - 1]
+            log_prob = sum(table[p, t] for p, t in zip(previous, tokens[:end], strict=True))
+            assert scores[b, k] == pytest.approx(log_prob / penalty(end, alpha), abs=1e-5)
+
+
+def test_output_shape_is_static_in_a_graph():
+    fn = per_step_fn(BEAM_TWO)
+    for fixed in (False, True):
+        search = tf.function(
+            lambda fixed=fixed: beam_search(
+                fn, tf.zeros([1], tf.int32), 2, 3, 3, 0.0, use_fixed_shapes=fixed
+            )
+        )
+        ids, scores = search.get_concrete_function().structured_outputs
+        assert ids.shape.as_list() == [1, 2, 3] and scores.shape.as_list() == [1, 2]
+
+
+def test_states_are_tiled_and_follow_their_beams():
+    """A state that records each beam's history. At every step the history the
+    fn receives is exactly the prefix of the beam it is asked to extend, and
+    logits computed from the state alone give the same search as logits
+    computed from the ids prefix (dynamic and fixed shapes under XLA)."""
+    batch, beam, length, vocab, buckets = 2, 3, 6, 5, 4
+    table = tf.random.stateless_normal([buckets, vocab], seed=[3, 4])
+    initial = np.array([0, 3], np.int32)
+    mismatches = []
+
+    def from_prefix(ids, step, states):  # the stateless reference (dynamic only)
+        return tf.gather(table, tf.reduce_sum(ids, 1) % buckets), states
+
+    def from_state(ids, step, states):
+        history = states["history"]
+        columns = tf.range(history.shape[1])
+        history = tf.where(columns == step, ids[:, -1:], history)
+        if tf.executing_eagerly() and not np.array_equal(history[:, : step + 1], ids):
+            mismatches.append(int(step))
+        prefix_sum = tf.reduce_sum(tf.where(columns <= step, history, 0), 1)
+        return tf.gather(table, prefix_sum % buckets), {"history": history}
+
+    states = {"history": np.pad(initial[:, None], [[0, 0], [0, length]])}
+    expected = run("eager", from_prefix, initial, beam, length, vocab, 0.6, stop_early=False)
+    for mode in ("eager", "fixed_xla"):
+        ids, scores = run(
+            mode, from_state, initial, beam, length, vocab, 0.6, states=states, stop_early=False
+        )
+        np.testing.assert_array_equal(ids, expected[0])
+        np.testing.assert_allclose(scores, expected[1], atol=1e-6)
+    assert not mismatches
+    assert len({tuple(row) for row in expected[0].reshape(-1, length)}) > batch  # beams differ
+
+
+def test_bad_arguments_are_rejected():
+    fn = per_step_fn(BEAM_TWO)
+    with pytest.raises(ValueError, match="beam_size must be >= 1"):
+        beam_search(fn, tf.zeros([1], tf.int32), 0, 3, 3, 0.0)
+    with pytest.raises(ValueError, match="needs decode_length as a Python int"):
+        beam_search(fn, tf.zeros([1], tf.int32), 2, tf.constant(3), 3, 0.0, use_fixed_shapes=True)
+
+
+# -- the Transformer ---------------------------------------------------------------------
+
+VOCAB = 12
+DECODE_LENGTH = 8
+
+
+def random_ids(rng, batch, length):
+    """Ids in [2, VOCAB) ending in EOS, then padding, with varied lengths."""
+    ids = np.zeros((batch, length), np.int32)
+    for row in range(batch):
+        size = rng.integers(2, length)
+        ids[row, : size - 1] = rng.integers(2, VOCAB, size - 1)
+        ids[row, size - 1] = 1
+    return ids
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """A tiny Transformer trained briefly on one random batch (not degenerate),
+    with that batch's inputs and unseen ones to decode."""
+    tf.keras.utils.set_random_seed(3)
+    hparams = registry.hparams("transformer_tiny")
+    hparams.parse(
+        "hidden_size=32,filter_size=64,num_heads=4,num_hidden_layers=2,"
+        "layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
+    )
+    model = Transformer.from_hparams(
+        hparams, input_modality="symbol", input_vocab_size=VOCAB, target_vocab_size=VOCAB
+    )
+    rng = np.random.default_rng(0)
+    features = {"inputs": random_ids(rng, 3, 6), "targets": random_ids(rng, 3, 7)}
+    optimizer = tf.keras.optimizers.Adam(3e-3)
+
+    @tf.function
+    def train_step():
+        with tf.GradientTape() as tape:
+            loss, _ = padded_cross_entropy(model(features, training=True), features["targets"])
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+
+    for _ in range(30):
+        train_step()
+    inputs = {"inputs": np.concatenate([features["inputs"], random_ids(rng, 2, 6)])}
+    return model, inputs
+
+
+def cached_search(model, inputs, beam_size, alpha=0.6, use_fixed_shapes=False, jit=False):
+    def search():
+        cache = model.initial_decode_cache(inputs, DECODE_LENGTH)
+        fn = lambda ids, step, cache: model.decode_step(ids[:, -1], step, cache)
+        batch = len(inputs["inputs"])
+        return beam_search(
+            fn, tf.zeros([batch], tf.int32), beam_size, DECODE_LENGTH, VOCAB, alpha,
+            states=cache, stop_early=False, use_fixed_shapes=use_fixed_shapes,
+        )  # fmt: skip
+
+    ids, scores = tf.function(search, jit_compile=jit)()
+    return ids.numpy(), scores.numpy()
+
+
+def uncached_search(model, inputs, beam_size, alpha=0.6):
+    """Recomputes the decoder over the whole prefix at every step."""
+
+    def search():
+        memory, memory_mask = model.encode(inputs, training=False)
+
+        def fn(ids, step, states):
+            # `decode` shifts its targets right (prepending PAD, our start
+            # token), so the prefix without the start token plus one dummy
+            # position gives the logits for position `step` last.
+            targets = tf.pad(ids[:, 1:], [[0, 0], [0, 1]])
+            return model.decode(targets, states["memory"], states["memory_mask"])[:, -1], states
+
+        batch = len(inputs["inputs"])
+        return beam_search(
+            fn, tf.zeros([batch], tf.int32), beam_size, DECODE_LENGTH, VOCAB, alpha,
+            states={"memory": memory, "memory_mask": memory_mask}, stop_early=False,
+        )  # fmt: skip
+
+    ids, scores = tf.function(search)()
+    return ids.numpy(), scores.numpy()
+
+
+def test_transformer_beam_one_equals_greedy_decode(trained):
+    model, inputs = trained
+    greedy = tf.function(lambda: model.greedy_decode(inputs, DECODE_LENGTH))().numpy()
+    ids, _ = cached_search(model, inputs, beam_size=1)
+    np.testing.assert_array_equal(ids[:, 0], greedy)
+
+
+def test_transformer_cached_beam_search_equals_recomputation(trained):
+    model, inputs = trained
+    ids, scores = cached_search(model, inputs, beam_size=4)
+    slow_ids, slow_scores = uncached_search(model, inputs, beam_size=4)
+    np.testing.assert_array_equal(ids, slow_ids)
+    np.testing.assert_allclose(scores, slow_scores, atol=1e-4)
+    assert len({tuple(row) for row in ids.reshape(-1, DECODE_LENGTH)}) > len(ids)  # beams differ
+
+
+def test_transformer_fixed_shapes_equal_dynamic_and_compile_with_xla(trained):
+    model, inputs = trained
+    ids, scores = cached_search(model, inputs, beam_size=4)
+    fixed_ids, fixed_scores = cached_search(model, inputs, beam_size=4, use_fixed_shapes=True)
+    np.testing.assert_array_equal(fixed_ids, ids)
+    np.testing.assert_allclose(fixed_scores, scores, atol=1e-5)
+    xla_ids, xla_scores = cached_search(model, inputs, beam_size=4, use_fixed_shapes=True, jit=True)
+    np.testing.assert_array_equal(xla_ids, ids)
+    np.testing.assert_allclose(xla_scores, scores, atol=1e-4)  # XLA reorders float math

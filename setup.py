@@ -41,6 +41,7 @@ setup(
         "tensorflow>=2.21,<2.22",
         "keras>=3.10,<4",
         "absl-py>=2.1",
+        "tensorboard>=2.18",
         "tensorflow-datasets>=4.9",
         "numpy>=1.26",
     ],

@@ -72,7 +72,6 @@ def transformer_base() -> HParams:
         learning_rate_warmup_steps=8000,
         learning_rate_decay_steps=5000,
         learning_rate_decay_rate=1.0,
-        learning_rate_cosine_cycle_steps=250000,
         # Read only by T2T's "legacy" schedule, which t2t-lite does not have;
         # kept so T2T's sets mean the same, and reported when overridden.
         learning_rate=0.2,

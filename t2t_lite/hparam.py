@@ -227,6 +227,15 @@ class HParams:
         self._values.update(parsed)
         return self
 
+    def parse_names(self, text: str) -> list[str]:
+        """The names assigned in override text (syntax checked, values not)."""
+        names = []
+        for piece in _split_top_level(text or ""):
+            name, sep, _ = piece.partition("=")
+            if piece.strip() and sep and _NAME.match(name.strip()):
+                names.append(name.strip())
+        return names
+
     def _parse_value(self, name: str, text: str) -> Any:
         value_type, is_list = self._types[name]
         if not is_list:
@@ -299,10 +308,14 @@ class HParams:
         return f"HParams({items})"
 
 
-def create_hparams(hparams_set: str, overrides: str = "") -> HParams:
-    """Builds the registered set `hparams_set` and applies `overrides` text.
+def create_hparams(hparams_set: str, overrides: str = "", problem=None) -> HParams:
+    """Builds the registered set `hparams_set`, adds `problem`'s hparams, applies overrides.
 
-    T2T's `trainer_lib.create_hparams`, without the problem: the problem adds
-    its own hparams (audio settings, ...) when the model is built.
+    T2T's `trainer_lib.create_hparams`: the problem's own hparams (audio
+    settings, ...) are added before `overrides` is parsed, so they can be
+    overridden too.
     """
-    return registry.hparams(hparams_set).parse(overrides)
+    hparams = registry.hparams(hparams_set)
+    if problem is not None:
+        problem.add_hparams(hparams)
+    return hparams.parse(overrides)

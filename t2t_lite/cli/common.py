@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from absl import app, flags
+from absl import app, flags, logging
 
 from t2t_lite import registry, usr_dir
 from t2t_lite.data.problem import DataError
@@ -70,9 +70,32 @@ def setup(argv: list[str]) -> bool:
     return False
 
 
-def hparams_from_flags() -> HParams:
-    """The --hparams_set with --hparams applied (checked strictly)."""
-    return create_hparams(require_flag("hparams_set"), FLAGS.hparams)
+def hparams_from_flags(problem=None) -> HParams:
+    """The --hparams_set, plus the problem's own hparams, with --hparams applied.
+
+    As in T2T, the problem adds its hparams before the overrides are parsed,
+    so --hparams can set them too.
+    """
+    return create_hparams(require_flag("hparams_set"), FLAGS.hparams, problem)
+
+
+def overridden_hparams() -> set[str]:
+    """Names assigned by --hparams."""
+    return set(HParams().parse_names(FLAGS.hparams))
+
+
+def warn_unread_hparams(hparams: HParams, problem=None) -> None:
+    """Warns, naming each, about hparams set on purpose that nothing reads."""
+    from t2t_lite.training.hparams_usage import unread_settings
+
+    for name, why in unread_settings(hparams, problem, overridden_hparams()).items():
+        logging.warning("hparam %s=%r is not used: %s.", name, hparams.get(name), why)
+        print(f"{program_name()}: warning: hparam {name} is not used: {why}.", file=sys.stderr)
+
+
+def flag_values() -> dict:
+    """Every flag of this command with its value (saved next to hparams.json)."""
+    return {name: FLAGS[name].value for name in FLAGS if not name.startswith("help")}
 
 
 def problem_from_flags():

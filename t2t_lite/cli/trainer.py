@@ -4,17 +4,130 @@
         --hparams_set=transformer_librispeech --data_dir=$DATA --output_dir=$OUT
 """
 
+from __future__ import annotations
+
+import os
+import time
+
+import tensorflow as tf
+from absl import flags, logging
+
 from t2t_lite import registry
 from t2t_lite.cli import common
+from t2t_lite.data import shards
+from t2t_lite.hparam import HParams
+from t2t_lite.training import run_dir
+from t2t_lite.training import strategy as strategies
+from t2t_lite.training.trainer import Trainer, TrainerConfig, TrainingError
+
+SCHEDULES = ("train", "evaluate", "train_and_evaluate", "continuous_eval")
+
+flags.DEFINE_integer("train_steps", 250000, "Total number of training steps.")
+flags.DEFINE_integer("eval_steps", 100, "Dev batches for teacher-forced evaluation.")
+flags.DEFINE_integer("local_eval_frequency", 1000, "Evaluate every this many steps.")
+flags.DEFINE_integer("save_checkpoints_steps", 1000, "Save a checkpoint every this many steps.")
+flags.DEFINE_integer("keep_checkpoint_max", 20, "How many checkpoints to keep.")
+flags.DEFINE_integer("iterations_per_loop", 100, "Training steps per tf.function call.")
+flags.DEFINE_integer("log_step_count_steps", 100, "Log a progress line every this many steps.")
+flags.DEFINE_integer("eval_decode_examples", 64, "Dev examples decoded at each evaluation.")
+flags.DEFINE_enum("schedule", "train_and_evaluate", SCHEDULES, "What to run.")
+flags.DEFINE_bool("generate_data", False, "Run datagen first when the shards are missing.")
+flags.DEFINE_integer("random_seed", None, "Seed for weights, data order and augmentation.")
+flags.DEFINE_bool("xla_compile", False, "Compile the training step with XLA.")
+flags.DEFINE_bool(
+    "static_shapes", None, "Pad batches to bucket boundaries (default: on for TPU and XLA)."
+)
+flags.DEFINE_enum("strategy", "auto", list(strategies.STRATEGIES), "tf.distribute strategy.")
+flags.DEFINE_string("tpu", None, "Cloud TPU name or grpc:// address.")
+flags.DEFINE_string("tpu_zone", None, "GCE zone of the Cloud TPU.")
+flags.DEFINE_string("gcp_project", None, "GCP project of the Cloud TPU.")
+
+FLAGS = flags.FLAGS
+
+
+def _config(hparams: HParams, strategy) -> TrainerConfig:
+    static = FLAGS.static_shapes
+    if static is None:
+        static = FLAGS.xla_compile or strategies.is_tpu(strategy)
+    return TrainerConfig(
+        output_dir=FLAGS.output_dir,
+        data_dir=FLAGS.data_dir,
+        train_steps=FLAGS.train_steps,
+        eval_steps=FLAGS.eval_steps,
+        local_eval_frequency=FLAGS.local_eval_frequency,
+        save_checkpoints_steps=FLAGS.save_checkpoints_steps,
+        keep_checkpoint_max=FLAGS.keep_checkpoint_max,
+        iterations_per_loop=FLAGS.iterations_per_loop,
+        log_step_count_steps=FLAGS.log_step_count_steps,
+        eval_decode_examples=FLAGS.eval_decode_examples,
+        xla_compile=FLAGS.xla_compile,
+        static_shapes=static,
+        random_seed=FLAGS.random_seed,
+    )
+
+
+def _ensure_data(problem) -> None:
+    missing = [
+        split
+        for split in problem.splits_to_generate()
+        if not shards.existing_shards(FLAGS.data_dir, problem.name, split)
+    ]
+    if missing and FLAGS.generate_data:
+        tmp_dir = FLAGS.tmp_dir or os.path.join(FLAGS.data_dir, "tmp")
+        print(problem.generate_data(FLAGS.data_dir, tmp_dir).summary())
+    elif missing:
+        problem.require_data(FLAGS.data_dir, missing[0])  # raises the clear error
+
+
+def _continuous_eval(trainer: Trainer) -> None:
+    for checkpoint in tf.train.checkpoints_iterator(FLAGS.output_dir, timeout=3600):
+        trainer.checkpoint.restore(checkpoint).expect_partial()
+        trainer.evaluate()
+        if trainer.step >= FLAGS.train_steps:
+            return
 
 
 def main(argv: list[str]) -> int:
     if common.setup(argv):
         return 0
-    common.hparams_from_flags()
-    common.problem_from_flags()
-    registry.model(common.FLAGS.model)
-    return common.not_implemented("training", "issue 5: the tf.distribute trainer")
+    common.require_flag("data_dir")
+    common.require_flag("output_dir")
+    problem = common.problem_from_flags()
+    hparams = common.hparams_from_flags(problem)
+    model_name = common.FLAGS.model
+    registry.model(model_name)
+    if FLAGS.random_seed is not None:
+        tf.keras.utils.set_random_seed(FLAGS.random_seed)
+    _ensure_data(problem)
+    strategy = strategies.make_strategy(
+        FLAGS.strategy, FLAGS.tpu, FLAGS.tpu_zone, FLAGS.gcp_project
+    )
+    if strategies.is_chief(strategy):
+        run_dir.save_or_check_hparams(FLAGS.output_dir, hparams)
+        run_dir.save_flags(FLAGS.output_dir, common.flag_values())
+    common.warn_unread_hparams(hparams, problem)
+    trainer = Trainer(problem, hparams, model_name, _config(hparams, strategy), strategy)
+    start = time.time()
+    try:
+        if FLAGS.schedule == "train":
+            trainer.train()
+        elif FLAGS.schedule == "train_and_evaluate":
+            trainer.train(evaluate_every=FLAGS.local_eval_frequency)
+        elif FLAGS.schedule == "evaluate":
+            trainer.restore()
+            trainer.evaluate()
+        else:
+            _continuous_eval(trainer)
+    except TrainingError as error:
+        raise common.CliError(str(error)) from error
+    logging.info(
+        "done at step %d in %.0f s; final weights checksum: %.10e",
+        trainer.step,
+        time.time() - start,
+        trainer.weights_checksum(),
+    )
+    print(f"final weights checksum: {trainer.weights_checksum():.10e}")
+    return 0
 
 
 def run() -> None:

@@ -175,18 +175,14 @@ def compute_mel_filterbank_features(
         lower_edge_hertz,
         upper_edge_hertz,
     )
-    mel_spectrograms = tf.tensordot(
-        magnitude_spectrograms, linear_to_mel_weight_matrix, 1
-    )
+    mel_spectrograms = tf.tensordot(magnitude_spectrograms, linear_to_mel_weight_matrix, 1)
     log_mel_spectrograms = tf.math.log(tf.maximum(log_noise_floor, mel_spectrograms))
 
     if apply_mask:
         # T2T keeps frame indices <= ceil(len / step): one frame too many, and
         # that frame exists only when the batch is padded. Keep < instead.
         stft_lens = (wav_lens + frame_step_samples - 1) // frame_step_samples
-        masks = tf.sequence_mask(
-            stft_lens, tf.shape(log_mel_spectrograms)[1], dtype=tf.float32
-        )
+        masks = tf.sequence_mask(stft_lens, tf.shape(log_mel_spectrograms)[1], dtype=tf.float32)
         log_mel_spectrograms *= masks[:, :, tf.newaxis]
     return log_mel_spectrograms[..., tf.newaxis]
 
@@ -195,9 +191,7 @@ def _delta_delta_filters() -> np.ndarray:
     """T2T's [9, 1, 1, 3] conv kernel: identity, delta, delta-delta, L2-normed."""
     delta = np.array([2, 1, 0, -1, -2], np.float64)
     delta_delta = np.convolve(delta, delta)  # 9 taps
-    filters = np.stack(
-        [np.eye(9)[4], np.pad(delta, 2), delta_delta], axis=1
-    )  # [taps, channels]
+    filters = np.stack([np.eye(9)[4], np.pad(delta, 2), delta_delta], axis=1)  # [taps, channels]
     filters /= np.sqrt(np.sum(filters**2, axis=0, keepdims=True))
     return filters[:, np.newaxis, np.newaxis, :].astype(np.float32)
 
@@ -266,9 +260,7 @@ def normalize_per_utterance(
     time_axis = -3
     if nonpadding_mask is None:
         mean = tf.reduce_mean(features, axis=time_axis, keepdims=True)
-        variance = tf.reduce_mean(
-            tf.square(features - mean), axis=time_axis, keepdims=True
-        )
+        variance = tf.reduce_mean(tf.square(features - mean), axis=time_axis, keepdims=True)
         return (features - mean) * tf.math.rsqrt(variance + epsilon)
 
     mask = tf.cast(nonpadding_mask, tf.float32)[..., tf.newaxis, tf.newaxis]
@@ -318,9 +310,7 @@ def _band_mask(
     # Modulo bias is below size / 2**31, i.e. negligible.
     starts = draws % (size - widths + 1)
     positions = tf.range(size)[tf.newaxis, :]
-    inside = (positions >= starts[:, tf.newaxis]) & (
-        positions < (starts + widths)[:, tf.newaxis]
-    )
+    inside = (positions >= starts[:, tf.newaxis]) & (positions < (starts + widths)[:, tf.newaxis])
     return tf.reduce_any(inside, axis=0)
 
 

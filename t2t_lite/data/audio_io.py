@@ -87,8 +87,7 @@ def resample(waveform: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
     from_rate, to_rate = int(from_rate), int(to_rate)
     if from_rate <= 0 or to_rate <= 0:
         raise ValueError(
-            f"Sample rates must be positive, got from_rate={from_rate} and "
-            f"to_rate={to_rate}."
+            f"Sample rates must be positive, got from_rate={from_rate} and to_rate={to_rate}."
         )
     waveform = np.asarray(waveform, dtype=np.float32)
     if from_rate == to_rate or waveform.size == 0:
@@ -146,8 +145,7 @@ def read_audio(path: str | os.PathLike, sample_rate: int = SAMPLE_RATE) -> np.nd
                 samples = audio_file.read(dtype="float32", always_2d=True)
     except (soundfile.LibsndfileError, RuntimeError, OSError) as error:
         raise AudioError(
-            f"Audio file {path!r} could not be decoded as FLAC or WAV "
-            f"({_describe(error)})."
+            f"Audio file {path!r} could not be decoded as FLAC or WAV ({_describe(error)})."
         ) from error
     if samples.shape[0] == 0:
         raise AudioError(f"Audio file {path!r} contains no audio samples.")
@@ -192,9 +190,7 @@ def write_flac(
     temp_path = os.path.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
     try:
         with open(temp_path, "xb") as temp_file:
-            soundfile.write(
-                temp_file, pcm, int(sample_rate), format="FLAC", subtype="PCM_16"
-            )
+            soundfile.write(temp_file, pcm, int(sample_rate), format="FLAC", subtype="PCM_16")
             temp_file.flush()
             os.fsync(temp_file.fileno())
         os.replace(temp_path, path)

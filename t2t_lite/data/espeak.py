@@ -93,8 +93,7 @@ def _find_espeak() -> tuple[str, str]:
         data_path = espeakng_loader.get_data_path()
     except RuntimeError as error:
         raise EspeakError(
-            f"eSpeak NG's voice data is missing ({error}); reinstall it with: "
-            f"{_INSTALL_HINT}."
+            f"eSpeak NG's voice data is missing ({error}); reinstall it with: {_INSTALL_HINT}."
         ) from error
     if not os.path.isfile(library_path):
         raise EspeakError(
@@ -121,9 +120,7 @@ class EspeakSynthesizer:
       (22050, dtype('float32'))
     """
 
-    def __init__(
-        self, library_path: str | None = None, data_path: str | None = None
-    ) -> None:
+    def __init__(self, library_path: str | None = None, data_path: str | None = None) -> None:
         if library_path is None or data_path is None:
             default_library, default_data = _find_espeak()
             library_path = library_path or default_library
@@ -212,8 +209,7 @@ class EspeakSynthesizer:
             raise ValueError("Text to synthesize contains a NUL character.")
         if not RATE_MIN_WPM <= int(rate_wpm) <= RATE_MAX_WPM:
             raise ValueError(
-                f"rate_wpm must be between {RATE_MIN_WPM} and {RATE_MAX_WPM}, "
-                f"got {rate_wpm}."
+                f"rate_wpm must be between {RATE_MIN_WPM} and {RATE_MAX_WPM}, got {rate_wpm}."
             )
         if not 0 <= int(pitch) <= 100:
             raise ValueError(f"pitch must be between 0 and 100, got {pitch}.")
@@ -355,16 +351,20 @@ class _Worker:
         # without risking a full pipe.
         self._stderr = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
-            [sys.executable, "-c", _WORKER_BOOTSTRAP, os.path.abspath(__file__),
-             library_path, data_path],  # fmt: skip
+            [
+                sys.executable,
+                "-c",
+                _WORKER_BOOTSTRAP,
+                os.path.abspath(__file__),
+                library_path,
+                data_path,
+            ],  # fmt: skip
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             close_fds=True,
         )
-        self._finalizer = weakref.finalize(
-            self, _stop_process, self._process, self._stderr
-        )
+        self._finalizer = weakref.finalize(self, _stop_process, self._process, self._stderr)
         header = self._read_header()
         self.sample_rate = int(header["sample_rate"])
 
@@ -460,9 +460,7 @@ _SYNTH_CALLBACK = ctypes.CFUNCTYPE(
 
 def _load_library(library_path: str) -> ctypes.CDLL:
     library = ctypes.CDLL(library_path)
-    library.espeak_Initialize.argtypes = [
-        ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int
-    ]
+    library.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
     library.espeak_Initialize.restype = ctypes.c_int
     library.espeak_SetSynthCallback.argtypes = [_SYNTH_CALLBACK]
     library.espeak_SetSynthCallback.restype = None
@@ -512,12 +510,9 @@ def _serve_voices(library: ctypes.CDLL) -> bytes:
     variant_spec = _CVoice()
     variant_spec.languages = ctypes.cast(variant_language, ctypes.c_void_p)
     variants = [
-        entry["identifier"].rsplit("/", 1)[-1]
-        for entry in _list_voices(library, variant_spec)
+        entry["identifier"].rsplit("/", 1)[-1] for entry in _list_voices(library, variant_spec)
     ]
-    return json.dumps(
-        {"voices": _list_voices(library, None), "variants": variants}
-    ).encode()
+    return json.dumps({"voices": _list_voices(library, None), "variants": variants}).encode()
 
 
 def _reset_random_state(library: ctypes.CDLL) -> None:

@@ -25,6 +25,16 @@ from t2t_lite.hparam import HParams
 
 _AUTOTUNE = tf.data.AUTOTUNE
 DROP_REASONS = ("max_length", "max_input_seq_length", "max_target_seq_length")
+PIPELINE_HPARAMS = (
+    "batch_size",
+    "use_fixed_batch_size",
+    "max_length",
+    "min_length_bucket",
+    "length_bucket_step",
+    "max_input_seq_length",
+    "max_target_seq_length",
+    "eval_drop_long_sequences",
+)
 
 
 def bucket_boundaries(max_length: int, min_length: int = 8, step: float = 1.1) -> list[int]:

@@ -218,6 +218,10 @@ class Problem:
         """Adds the problem's own hparams (T2T's `problem.hparams`). Returns hparams."""
         return hparams
 
+    def hparams_read(self) -> tuple[str, ...]:
+        """The hparams featurization reads (see training/hparams_usage.py)."""
+        return ()
+
     def model_kwargs(self, data_dir: str) -> dict:
         """What the model needs to know about the data: modality and vocab sizes."""
         encoders = self.feature_encoders(data_dir)

@@ -150,6 +150,9 @@ class SpeechRecognitionProblem(Problem):
                 hparams.add_hparam(name, value)
         return hparams
 
+    def hparams_read(self) -> tuple[str, ...]:
+        return tuple(AUDIO_HPARAMS)
+
     def preprocess_example(self, example, mode, hparams, seed=None):
         features = featurize(example["waveform"], hparams, training=mode == TRAIN, seed=seed)
         return {

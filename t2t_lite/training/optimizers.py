@@ -1,0 +1,90 @@
+"""Optimizers from core Keras, configured by T2T's hparam names."""
+
+from __future__ import annotations
+
+import keras
+
+from t2t_lite.hparam import HParams
+
+# What each optimizer reads besides the learning rate.
+OPTIMIZER_HPARAMS = {
+    "adam": ("optimizer_adam_beta1", "optimizer_adam_beta2", "optimizer_adam_epsilon"),
+    "adamw": (
+        "optimizer_adam_beta1",
+        "optimizer_adam_beta2",
+        "optimizer_adam_epsilon",
+        "weight_decay",
+    ),
+    "lamb": ("optimizer_adam_beta1", "optimizer_adam_beta2", "optimizer_adam_epsilon"),
+    "adafactor": (
+        "optimizer_adafactor_beta1",
+        "optimizer_adafactor_memory_exponent",
+        "optimizer_adafactor_clipping_threshold",
+        "optimizer_adafactor_multiply_by_parameter_scale",
+    ),
+    "sgd": (),
+    "momentum": ("optimizer_momentum_momentum", "optimizer_momentum_nesterov"),
+}
+
+
+def optimizer_name(hparams: HParams) -> str:
+    """The lower-cased optimizer name (T2T writes "Adafactor" in its TPU sets)."""
+    name = hparams.optimizer.lower()
+    if name not in OPTIMIZER_HPARAMS:
+        raise ValueError(
+            f"hparam 'optimizer' is {hparams.optimizer!r}; use one of "
+            f"{', '.join(OPTIMIZER_HPARAMS)}."
+        )
+    return name
+
+
+def make_optimizer(hparams: HParams, learning_rate) -> keras.optimizers.Optimizer:
+    """The optimizer `hparams.optimizer` names, with T2T's settings.
+
+    Gradient accumulation (`optimizer_multistep_accumulate_steps`) uses
+    Keras's `gradient_accumulation_steps`. Gradient clipping is done by the
+    trainer on the all-reduced gradient (T2T clips the global gradient).
+    """
+    name = optimizer_name(hparams)
+    accumulate = hparams.optimizer_multistep_accumulate_steps
+    common = {"gradient_accumulation_steps": accumulate if accumulate > 1 else None}
+    if name in ("adam", "adamw", "lamb"):
+        betas = dict(
+            beta_1=hparams.optimizer_adam_beta1,
+            beta_2=hparams.optimizer_adam_beta2,
+            epsilon=hparams.optimizer_adam_epsilon,
+        )
+        if name == "adam":
+            return keras.optimizers.Adam(learning_rate, **betas, **common)
+        if name == "adamw":
+            # Decoupled decay here replaces T2T's L2 loss term (see trainer).
+            return keras.optimizers.AdamW(
+                learning_rate, weight_decay=hparams.weight_decay, **betas, **common
+            )
+        return keras.optimizers.Lamb(learning_rate, **betas, **common)
+    if name == "adafactor":
+        if hparams.optimizer_adafactor_beta1 != 0.0:
+            raise ValueError(
+                "hparam 'optimizer_adafactor_beta1' must be 0: Keras's Adafactor has no "
+                "first-moment momentum."
+            )
+        if not hparams.optimizer_adafactor_multiply_by_parameter_scale:
+            raise ValueError(
+                "hparam 'optimizer_adafactor_multiply_by_parameter_scale' must be true: "
+                "Keras's Adafactor always scales by the parameter's RMS."
+            )
+        return keras.optimizers.Adafactor(
+            learning_rate,
+            beta_2_decay=-hparams.optimizer_adafactor_memory_exponent,
+            clip_threshold=hparams.optimizer_adafactor_clipping_threshold,
+            relative_step=False,  # the schedule string owns the learning rate
+            **common,
+        )
+    if name == "momentum":
+        return keras.optimizers.SGD(
+            learning_rate,
+            momentum=hparams.optimizer_momentum_momentum,
+            nesterov=hparams.optimizer_momentum_nesterov,
+            **common,
+        )
+    return keras.optimizers.SGD(learning_rate, **common)

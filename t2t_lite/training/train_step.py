@@ -1,0 +1,132 @@
+"""The distributed training step and the multi-step loop that runs it.
+
+One replica step computes T2T's loss as a global mean over every non-padding
+target token of the global batch (each replica divides its token-summed
+cross-entropy by the all-reduced token count), so any strategy gives the
+loss and gradient of the same global batch. The gradient is all-reduced
+once here so its global norm can be reported and, with `clip_grad_norm`,
+clipped as T2T clips it; Keras then sums the per-replica shares back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import keras
+import tensorflow as tf
+
+from t2t_lite.training.losses import PAD_ID, smoothing_entropy_constant
+
+STEP_HPARAMS = ("label_smoothing", "clip_grad_norm", "weight_decay", "audio_frame_step")
+
+
+@dataclasses.dataclass(frozen=True)
+class StepSettings:
+    label_smoothing: float
+    clip_grad_norm: float
+    l2_weight_decay: float  # T2T's weight_decay as an L2 loss term (0 with AdamW)
+    frame_seconds: float  # seconds per input frame (speech), for throughput
+
+
+def summed_cross_entropy(logits, targets, label_smoothing: float):
+    """(sum of T2T's smoothed cross-entropy over non-padding tokens, token count)."""
+    logits = tf.cast(logits, tf.float32)
+    vocab_size = logits.shape[-1]
+    confidence = 1.0 - label_smoothing
+    soft = tf.one_hot(
+        targets, vocab_size, on_value=confidence, off_value=label_smoothing / (vocab_size - 1)
+    )
+    xent = tf.nn.softmax_cross_entropy_with_logits(labels=soft, logits=logits)
+    xent -= smoothing_entropy_constant(vocab_size, label_smoothing)
+    weights = tf.cast(tf.not_equal(targets, PAD_ID), tf.float32)
+    return tf.reduce_sum(xent * weights), tf.reduce_sum(weights)
+
+
+def _l2_loss(variables) -> tf.Tensor:
+    """T2T's weight decay term: l2_loss of every variable except biases."""
+    terms = [tf.nn.l2_loss(v) for v in variables if len(v.shape) > 1]
+    return tf.add_n(terms) if terms else tf.constant(0.0)
+
+
+def make_replica_step(model, optimizer, settings: StepSettings):
+    """The per-replica train step: returns a dict of float32 step statistics."""
+    loss_scaling = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+
+    def replica_step(features):
+        context = tf.distribute.get_replica_context()
+        replicas = float(context.num_replicas_in_sync)
+        targets = tf.cast(features["targets"], tf.int32)
+        variables = model.trainable_variables
+        with tf.GradientTape() as tape:
+            logits = model(features, training=True)
+            xent_sum, tokens = summed_cross_entropy(logits, targets, settings.label_smoothing)
+            global_tokens = context.all_reduce(tf.distribute.ReduceOp.SUM, tokens)
+            loss = xent_sum / tf.maximum(global_tokens, 1.0)
+            if settings.l2_weight_decay:
+                loss += settings.l2_weight_decay * _l2_loss(variables) / replicas
+            scaled_loss = optimizer.scale_loss(loss) if loss_scaling else loss
+        grads = tape.gradient(scaled_loss, variables)
+        scale = tf.cast(optimizer.scale, tf.float32) if loss_scaling else 1.0
+        if replicas > 1:
+            grads = context.all_reduce(tf.distribute.ReduceOp.SUM, grads)
+        grad_norm = tf.linalg.global_norm(grads) / scale
+        if settings.clip_grad_norm:
+            grads, _ = tf.clip_by_global_norm(
+                grads, settings.clip_grad_norm * scale, use_norm=grad_norm * scale
+            )
+        if replicas > 1:
+            grads = [g / replicas for g in grads]  # Keras sums them again
+        optimizer.apply(grads, variables)
+
+        examples = tf.cast(tf.shape(targets)[0], tf.float32)
+        stats = {
+            # Each replica holds its share of the global mean: the sum is the loss.
+            "loss": context.all_reduce(tf.distribute.ReduceOp.SUM, loss),
+            "grad_norm": grad_norm,
+            "examples": context.all_reduce(tf.distribute.ReduceOp.SUM, examples),
+            "target_tokens": global_tokens,
+        }
+        if "inputs_length" in features:
+            frames = tf.cast(tf.reduce_sum(features["inputs_length"]), tf.float32)
+            stats["audio_seconds"] = (
+                context.all_reduce(tf.distribute.ReduceOp.SUM, frames) * settings.frame_seconds
+            )
+        return stats
+
+    return replica_step
+
+
+def make_train_loop(strategy, replica_step, xla_compile: bool):
+    """`loop(iterator, steps)` -> summed statistics; stops at a non-finite loss.
+
+    Returns a dict with `steps` run, sums of each statistic, the last
+    `grad_norm`, and `bad_step`: the index (within this loop) of the first
+    step whose loss was NaN/Inf, or -1.
+    """
+    step_fn = tf.function(replica_step, jit_compile=True) if xla_compile else replica_step
+
+    @tf.function
+    def loop(iterator, steps):
+        names = ["loss", "grad_norm", "examples", "target_tokens"]
+        if "inputs_length" in iterator.element_spec:
+            names.append("audio_seconds")
+        totals = {name: tf.constant(0.0) for name in names}
+        last_grad_norm = tf.constant(0.0)
+        done = tf.constant(0)
+        bad_step = tf.constant(-1)
+        for index in tf.range(steps):
+            per_replica = strategy.run(step_fn, args=(next(iterator),))
+            # Every replica returns the same (all-reduced) values.
+            stats = {k: strategy.experimental_local_results(v)[0] for k, v in per_replica.items()}
+            totals = {name: totals[name] + stats[name] for name in names}
+            last_grad_norm = stats["grad_norm"]
+            done = index + 1
+            if not tf.math.is_finite(stats["loss"]):
+                bad_step = index
+                break
+        totals["grad_norm"] = last_grad_norm
+        totals["steps"] = done
+        totals["bad_step"] = bad_step
+        return totals
+
+    return loop

@@ -1,0 +1,360 @@
+"""The trainer: builds model and optimizer under a strategy, trains, checkpoints, evaluates.
+
+    trainer = Trainer(problem, hparams, "transformer", config, strategy)
+    trainer.train_and_evaluate()
+
+Training runs `iterations_per_loop` steps per `tf.function` call (T2T's TPU
+habit, good everywhere). Checkpoints (model, optimizer state, step) are
+written every `save_checkpoints_steps` and at the end, and a rerun in the
+same `output_dir` resumes from the latest. A NaN/Inf loss stops the run
+with its step number before anything is saved, so the last checkpoint is
+the last good one. Evaluation reports T2T's teacher-forced metrics and the
+metrics of real greedy decoding of a dev subset (WER/CER, BLEU or sequence
+accuracy, as the problem says).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import time
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from t2t_lite import registry
+from t2t_lite.data import pipeline
+from t2t_lite.data.problem import EVAL, TRAIN, Problem
+from t2t_lite.decoding import scoring
+from t2t_lite.decoding.decode import BatchDecoder, decode_dataset, decode_hparams
+from t2t_lite.hparam import HParams
+from t2t_lite.training import run_dir
+from t2t_lite.training import strategy as strategies
+from t2t_lite.training.learning_rate import T2TSchedule
+from t2t_lite.training.optimizers import make_optimizer, optimizer_name
+from t2t_lite.training.train_step import (
+    StepSettings,
+    make_replica_step,
+    make_train_loop,
+    summed_cross_entropy,
+)
+
+
+class TrainingError(RuntimeError):
+    """Training cannot go on (a non-finite loss); the message says what was kept."""
+
+
+@dataclasses.dataclass
+class TrainerConfig:
+    """The trainer's flags (T2T's names)."""
+
+    output_dir: str
+    data_dir: str
+    train_steps: int = 1000
+    eval_steps: int = 20
+    local_eval_frequency: int = 1000
+    save_checkpoints_steps: int = 1000
+    keep_checkpoint_max: int = 5
+    iterations_per_loop: int = 100
+    log_step_count_steps: int = 100
+    eval_decode_examples: int = 64
+    xla_compile: bool = False
+    static_shapes: bool = False
+    random_seed: int | None = None
+
+
+def _dummy_features(element_spec: dict) -> dict:
+    """Zeros shaped like one small batch, to create the model's variables."""
+    features = {}
+    for name, spec in element_spec.items():
+        shape = [1] + [8 if dim is None else dim for dim in spec.shape[1:]]
+        features[name] = tf.zeros(shape, spec.dtype)
+    return features
+
+
+def _format_duration(seconds: float) -> str:
+    seconds = int(max(seconds, 0))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
+
+
+class Trainer:
+    """Trains `model_name` on `problem` with `hparams` under `strategy`."""
+
+    def __init__(
+        self,
+        problem: Problem,
+        hparams: HParams,
+        model_name: str,
+        config: TrainerConfig,
+        strategy: tf.distribute.Strategy,
+    ):
+        self.problem = problem
+        self.hparams = hparams
+        self.config = config
+        self.strategy = strategy
+        self.chief = strategies.is_chief(strategy)
+        self.drop_counter = pipeline.DropCounter()
+        encoders = problem.feature_encoders(config.data_dir)
+        self.target_encoder = encoders["targets"]
+        spec = self._dataset(EVAL, repeat=False).element_spec
+        with strategy.scope():
+            self.model = registry.model(model_name).from_hparams(
+                hparams, **problem.model_kwargs(config.data_dir)
+            )
+            self.model(_dummy_features(spec))
+            self.schedule = T2TSchedule.from_hparams(hparams, config.train_steps)
+            self.optimizer = make_optimizer(hparams, self.schedule)
+            if hparams.activation_dtype == "float16":
+                import keras
+
+                self.optimizer = keras.optimizers.LossScaleOptimizer(self.optimizer)
+            # Slots must exist before the first distributed step.
+            self.optimizer.build(self.model.trainable_variables)
+            # `step` duplicates optimizer.iterations under a name readers can find.
+            self.checkpoint = tf.train.Checkpoint(
+                model=self.model, optimizer=self.optimizer, step=self.optimizer.iterations
+            )
+        task_id = getattr(getattr(strategy, "cluster_resolver", None), "task_id", 0) or 0
+        self._checkpoint_dir = run_dir.checkpoint_dir(config.output_dir, self.chief, task_id)
+        self.manager = tf.train.CheckpointManager(
+            self.checkpoint, self._checkpoint_dir, max_to_keep=config.keep_checkpoint_max
+        )
+        self._summary_writers = {}
+        self._train_loop = None
+        self._decoder = None
+
+    # -- data --------------------------------------------------------------------
+
+    def _dataset(self, mode: str, repeat: bool | None = None, input_context=None):
+        seed = self.config.random_seed
+        return pipeline.make_dataset(
+            self.problem,
+            mode,
+            self.config.data_dir,
+            self.hparams,
+            input_context=input_context,
+            static_shapes=self.config.static_shapes,
+            repeat=repeat,
+            seed=seed,
+            drop_counter=self.drop_counter,
+        )
+
+    # -- checkpoints ---------------------------------------------------------------
+
+    @property
+    def step(self) -> int:
+        return int(self.optimizer.iterations.numpy())
+
+    def restore(self) -> int:
+        """Restores the latest checkpoint of output_dir, if any; returns the step."""
+        latest = tf.train.latest_checkpoint(self.config.output_dir)
+        if latest:
+            self.checkpoint.restore(latest).assert_existing_objects_matched()
+            logging.info("resumed from %s at step %d", latest, self.step)
+        return self.step
+
+    def save(self) -> None:
+        self.manager.save(checkpoint_number=self.step)
+        if not self.chief:  # the save was only for the collective reads
+            shutil.rmtree(self._checkpoint_dir, ignore_errors=True)
+
+    # -- summaries -------------------------------------------------------------------
+
+    def _summaries(self, name: str, values: dict, step: int) -> None:
+        if not self.chief:
+            return
+        if name not in self._summary_writers:
+            directory = (
+                self.config.output_dir
+                if name == "train"
+                else os.path.join(self.config.output_dir, name)
+            )
+            self._summary_writers[name] = tf.summary.create_file_writer(directory)
+        with self._summary_writers[name].as_default(step=step):
+            for key, value in values.items():
+                tf.summary.scalar(key, value)
+
+    # -- training --------------------------------------------------------------------
+
+    def _settings(self) -> StepSettings:
+        hparams = self.hparams
+        decoupled = optimizer_name(hparams) == "adamw"
+        return StepSettings(
+            label_smoothing=hparams.label_smoothing,
+            clip_grad_norm=hparams.clip_grad_norm,
+            l2_weight_decay=0.0 if decoupled else hparams.weight_decay,
+            frame_seconds=hparams.get("audio_frame_step", 10.0) / 1000.0,
+        )
+
+    def train(self, evaluate_every: int = 0) -> dict:
+        """Trains to `train_steps` (evaluating every `evaluate_every` steps if > 0)."""
+        config = self.config
+        self.restore()
+        if self.step >= config.train_steps:
+            logging.info("already at step %d >= train_steps %d", self.step, config.train_steps)
+            return {}
+        if self._train_loop is None:
+            replica_step = make_replica_step(self.model, self.optimizer, self._settings())
+            self._train_loop = make_train_loop(self.strategy, replica_step, config.xla_compile)
+        dataset = self.strategy.distribute_datasets_from_function(
+            lambda context: self._dataset(TRAIN, input_context=context)
+        )
+        iterator = iter(dataset)
+        last_log, last_save, last_eval = self.step, self.step, self.step
+        window = {"start": time.time(), "steps": 0, "stats": {}}
+        eval_results = {}
+        while self.step < config.train_steps:
+            events = [
+                config.train_steps,
+                last_save + config.save_checkpoints_steps,
+                last_log + config.log_step_count_steps,
+            ]
+            if evaluate_every:
+                events.append(last_eval + evaluate_every)
+            steps = max(1, min(config.iterations_per_loop, min(events) - self.step))
+            start_step = self.step
+            totals = self._train_loop(iterator, tf.constant(steps))
+            totals = {k: v.numpy() for k, v in totals.items()}
+            if totals["bad_step"] >= 0:
+                bad = start_step + int(totals["bad_step"]) + 1
+                kept = self.manager.latest_checkpoint or "none yet"
+                raise TrainingError(
+                    f"the loss became {totals['loss']} at step {bad}; training stopped. "
+                    f"The last good checkpoint is kept: {kept}."
+                )
+            window["steps"] += int(totals["steps"])
+            for key, value in totals.items():
+                if key not in ("steps", "bad_step", "grad_norm"):
+                    window["stats"][key] = window["stats"].get(key, 0.0) + float(value)
+            window["grad_norm"] = float(totals["grad_norm"])
+            if (
+                self.step - last_log >= config.log_step_count_steps
+                or self.step >= config.train_steps
+            ):
+                self._log_window(window)
+                window = {"start": time.time(), "steps": 0, "stats": {}}
+                last_log = self.step
+            if self.step - last_save >= config.save_checkpoints_steps:
+                self.save()
+                last_save = self.step
+            if evaluate_every and self.step - last_eval >= evaluate_every:
+                eval_results = self.evaluate()
+                last_eval = self.step
+        if last_save != self.step:
+            self.save()
+        if evaluate_every and last_eval != self.step:
+            eval_results = self.evaluate()
+        return eval_results
+
+    def _log_window(self, window: dict) -> None:
+        steps = max(window["steps"], 1)
+        seconds = max(time.time() - window["start"], 1e-9)
+        stats = window["stats"]
+        learning_rate = float(self.schedule(self.step))
+        values = {
+            "loss": stats.get("loss", 0.0) / steps,
+            "learning_rate": learning_rate,
+            "grad_norm": window.get("grad_norm", 0.0),
+            "steps_per_second": steps / seconds,
+            "examples_per_second": stats.get("examples", 0.0) / seconds,
+            "target_tokens_per_second": stats.get("target_tokens", 0.0) / seconds,
+        }
+        if "audio_seconds" in stats:
+            values["audio_seconds_per_second"] = stats["audio_seconds"] / seconds
+        remaining = (self.config.train_steps - self.step) / values["steps_per_second"]
+        throughput = (
+            f"{values['audio_seconds_per_second']:.1f} audio-s/s"
+            if "audio_seconds_per_second" in values
+            else f"{values['target_tokens_per_second']:.0f} tokens/s"
+        )
+        dropped = self.drop_counter.total()
+        logging.info(
+            "step %d/%d: loss %.4f, lr %.3g, grad_norm %.3g, %.2f steps/s, %.1f examples/s, "
+            "%s, ETA %s%s",
+            self.step,
+            self.config.train_steps,
+            values["loss"],
+            learning_rate,
+            values["grad_norm"],
+            values["steps_per_second"],
+            values["examples_per_second"],
+            throughput,
+            _format_duration(remaining),
+            f", {dropped} long examples dropped" if dropped else "",
+        )
+        self._summaries("train", values, self.step)
+
+    # -- evaluation -----------------------------------------------------------------
+
+    def evaluate(self) -> dict:
+        """Teacher-forced metrics on `eval_steps` dev batches plus decoding metrics."""
+        if not self.chief:
+            return {}
+        results = {"step": self.step, **self._teacher_forced_metrics()}
+        results.update(self._decode_metrics())
+        logging.info(
+            "eval at step %d: %s",
+            self.step,
+            ", ".join(f"{k} {v:.4f}" for k, v in sorted(results.items()) if k != "step"),
+        )
+        self._summaries("eval", {k: v for k, v in results.items() if k != "step"}, self.step)
+        run_dir.append_eval_results(self.config.output_dir, results)
+        return results
+
+    def _teacher_forced_metrics(self) -> dict:
+        model, smoothing = self.model, self.hparams.label_smoothing
+
+        @tf.function(reduce_retracing=True)
+        def batch_sums(features):
+            targets = tf.cast(features["targets"], tf.int32)
+            logits = model(features, training=False)
+            smoothed, tokens = summed_cross_entropy(logits, targets, smoothing)
+            plain, _ = summed_cross_entropy(logits, targets, 0.0)
+            weights = tf.cast(targets != 0, tf.float32)
+            correct = tf.cast(tf.argmax(logits, -1, output_type=tf.int32) == targets, tf.float32)
+            sequence_ok = tf.reduce_all((correct * weights) == weights, axis=1)
+            return {
+                "loss": smoothed,
+                "neg_log_perplexity": -plain,
+                "tokens": tokens,
+                "correct": tf.reduce_sum(correct * weights),
+                "sequences": tf.cast(tf.shape(targets)[0], tf.float32),
+                "sequences_correct": tf.reduce_sum(tf.cast(sequence_ok, tf.float32)),
+            }
+
+        sums = {}
+        for features in self._dataset(EVAL, repeat=False).take(self.config.eval_steps):
+            for key, value in batch_sums(features).items():
+                sums[key] = sums.get(key, 0.0) + float(value)
+        tokens = max(sums.get("tokens", 0.0), 1.0)
+        return {
+            "loss": sums.get("loss", 0.0) / tokens,
+            "accuracy": sums.get("correct", 0.0) / tokens,
+            "accuracy_per_sequence": sums.get("sequences_correct", 0.0)
+            / max(sums.get("sequences", 0.0), 1.0),
+            "neg_log_perplexity": sums.get("neg_log_perplexity", 0.0) / tokens,
+        }
+
+    def _decode_metrics(self) -> dict:
+        if not self.problem.has_inputs or self.config.eval_decode_examples <= 0:
+            return {}
+        if self._decoder is None:
+            # Greedy (beam 1): fast enough to run at every evaluation.
+            self._decoder = BatchDecoder(self.model, self.hparams, decode_hparams("beam_size=1"))
+        dataset = self._dataset(EVAL, repeat=False)
+        decoded = decode_dataset(
+            self._decoder, dataset, self.target_encoder, self.config.eval_decode_examples
+        )
+        metrics = [m for m in self.problem.eval_metrics if m in scoring.DECODE_METRICS]
+        metrics = metrics or ["sequence_accuracy"]
+        scores = scoring.score(
+            metrics, [d["hypothesis"] for d in decoded], [d["reference"] for d in decoded]
+        )
+        return {f"decode_{name}": value for name, value in scores.items()}
+
+    def weights_checksum(self) -> float:
+        """A float64 sum over every model weight (compares replicas and workers)."""
+        return float(sum(np.sum(w.numpy(), dtype=np.float64) for w in self.model.weights))

@@ -1,0 +1,235 @@
+"""t2t-lite-trainer end to end: resume after SIGKILL, hparams checks, NaN guard,
+XLA with static shapes, two workers on loopback."""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import textwrap
+import time
+
+import pytest
+import tensorflow as tf
+
+PROBLEM = "algorithmic_identity_binary40"
+TINY = (
+    "hidden_size=32,filter_size=64,num_heads=2,num_hidden_layers=1,batch_size=512,"
+    "max_length=48,learning_rate_warmup_steps=50"
+)
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("trainer_data")
+    subprocess.run(
+        ["t2t-lite-datagen", f"--problem={PROBLEM}", f"--data_dir={path}"],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    return str(path)
+
+
+def trainer_args(data_dir, output_dir, *extra, hparams=TINY):
+    return [
+        "t2t-lite-trainer",
+        f"--problem={PROBLEM}",
+        "--hparams_set=transformer_tiny",
+        f"--hparams={hparams}",
+        f"--data_dir={data_dir}",
+        f"--output_dir={output_dir}",
+        "--eval_steps=2",
+        "--eval_decode_examples=8",
+        "--random_seed=1",
+        *extra,
+    ]
+
+
+def run(args, env=None):
+    return subprocess.run(args, capture_output=True, text=True, timeout=900, env=env)
+
+
+def checkpoint_steps(output_dir):
+    state = tf.train.get_checkpoint_state(str(output_dir))
+    if state is None:
+        return []
+    return [int(path.rsplit("-", 1)[1]) for path in state.all_model_checkpoint_paths]
+
+
+def test_killed_run_resumes_and_all_checkpoints_load(data_dir, tmp_path):
+    output_dir = tmp_path / "run"
+    args = trainer_args(
+        data_dir,
+        output_dir,
+        "--train_steps=80",
+        "--save_checkpoints_steps=10",
+        "--iterations_per_loop=5",
+        "--log_step_count_steps=10",
+        "--schedule=train",
+    )
+    log = open(tmp_path / "first_run.log", "w")  # a file: a full pipe would block
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=log)
+    deadline = time.time() + 600
+    while time.time() < deadline and not [s for s in checkpoint_steps(output_dir) if s >= 20]:
+        assert process.poll() is None, (tmp_path / "first_run.log").read_text()[-2000:]
+        time.sleep(0.2)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    log.close()
+    killed_at = max(checkpoint_steps(output_dir))
+    assert 20 <= killed_at < 80
+
+    resumed = run(args)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert re.search(rf"resumed from .*ckpt-{killed_at} at step {killed_at}", resumed.stderr)
+    steps = checkpoint_steps(output_dir)
+    assert steps[-1] == 80
+    for step in steps:
+        reader = tf.train.load_checkpoint(str(output_dir / f"ckpt-{step}"))
+        names = reader.get_variable_to_shape_map()
+        assert any(name.startswith("optimizer/") for name in names)
+        assert any(name.startswith("model/") for name in names)
+        assert reader.get_tensor("step/.ATTRIBUTES/VARIABLE_VALUE") == step
+
+
+def test_resume_with_changed_hparams_is_refused(data_dir, tmp_path):
+    output_dir = tmp_path / "run"
+    base = ["--train_steps=5", "--schedule=train", "--iterations_per_loop=5"]
+    first = run(trainer_args(data_dir, output_dir, *base))
+    assert first.returncode == 0, first.stderr[-3000:]
+    changed_hparams = TINY.replace("hidden_size=32", "hidden_size=16")
+    changed = run(trainer_args(data_dir, output_dir, *base, hparams=changed_hparams))
+    assert changed.returncode == 1
+    assert "different hparams: hidden_size (saved 32, now 16)" in changed.stderr
+    same_values = ",".join(reversed(TINY.split(",")))  # same values, another spelling
+    same = run(
+        trainer_args(
+            data_dir,
+            output_dir,
+            "--train_steps=10",
+            "--schedule=train",
+            "--iterations_per_loop=5",
+            hparams=same_values,
+        )
+    )
+    assert same.returncode == 0, same.stderr[-3000:]
+    assert checkpoint_steps(output_dir)[-1] == 10
+    saved = json.loads((output_dir / "hparams.json").read_text())
+    assert saved["hidden_size"] == 32 and "flags.json" in os.listdir(output_dir)
+
+
+def test_injected_nan_stops_with_step_and_keeps_checkpoint(data_dir, tmp_path):
+    usr = tmp_path / "nan_usr"
+    usr.mkdir()
+    (usr / "__init__.py").write_text(
+        textwrap.dedent(
+            """
+        import keras
+        import tensorflow as tf
+        from t2t_lite import registry
+        from t2t_lite.models.transformer import Transformer
+
+        @registry.register_model
+        class NanAfterSevenSteps(Transformer):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                self.training_calls = keras.Variable(0, dtype="int32", trainable=False)
+
+            def call(self, features, training=None):
+                logits = super().call(features, training=training)
+                if training:
+                    self.training_calls.assign_add(1)
+                    poison = tf.where(self.training_calls > 7, float("nan"), 0.0)
+                    logits = logits + poison
+                return logits
+        """
+        )
+    )
+    output_dir = tmp_path / "run"
+    result = run(
+        trainer_args(
+            data_dir,
+            output_dir,
+            f"--t2t_usr_dir={usr}",
+            "--model=nan_after_seven_steps",
+            "--train_steps=20",
+            "--save_checkpoints_steps=5",
+            "--iterations_per_loop=5",
+            "--schedule=train",
+        )
+    )
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert "the loss became nan at step 8; training stopped" in last
+    assert last.endswith("ckpt-5.")
+    assert checkpoint_steps(output_dir) == [5]
+    reader = tf.train.load_checkpoint(str(output_dir / "ckpt-5"))
+    for name in reader.get_variable_to_shape_map():
+        value = reader.get_tensor(name)
+        if getattr(value, "dtype", None) is not None and value.dtype.kind == "f":
+            assert tf.reduce_all(tf.math.is_finite(value)), name
+
+
+def test_xla_static_shapes_training_compiles(data_dir, tmp_path):
+    result = run(
+        trainer_args(
+            data_dir,
+            tmp_path / "run",
+            "--xla_compile",
+            "--train_steps=6",
+            "--iterations_per_loop=3",
+            "--log_step_count_steps=3",
+            "--schedule=train",
+            hparams=TINY + ",length_bucket_step=2.0",
+        )
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    losses = [float(x) for x in re.findall(r"step \d+/6: loss ([0-9.]+)", result.stderr)]
+    assert len(losses) == 2 and all(loss > 0 for loss in losses)
+    assert "XLA" in result.stderr or "xla" in result.stderr  # the compiler really ran
+
+
+def _free_ports(count):
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def test_two_workers_on_loopback_finish_with_equal_weights(data_dir, tmp_path):
+    ports = _free_ports(2)
+    cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
+    output_dir = tmp_path / "run"
+    processes = []
+    for index in range(2):
+        env = dict(os.environ)
+        env["TF_CONFIG"] = json.dumps(
+            {"cluster": cluster, "task": {"type": "worker", "index": index}}
+        )
+        args = trainer_args(
+            data_dir,
+            output_dir,
+            "--strategy=auto",
+            "--train_steps=12",
+            "--save_checkpoints_steps=6",
+            "--iterations_per_loop=3",
+            "--schedule=train",
+        )
+        processes.append(
+            subprocess.Popen(
+                args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        )
+    outputs = [process.communicate(timeout=900) for process in processes]
+    for process, (_, stderr) in zip(processes, outputs):
+        assert process.returncode == 0, stderr[-3000:]
+        assert "distribution strategy: multi_worker" in stderr
+    checksums = [re.search(r"final weights checksum: (\S+)", out).group(1) for out, _ in outputs]
+    assert checksums[0] == checksums[1]
+    assert checkpoint_steps(output_dir) == [6, 12]
+    assert not [name for name in os.listdir(output_dir) if name.startswith(".workertemp")]

@@ -73,6 +73,14 @@ class DatagenReport:
         return "\n".join(lines)
 
 
+def dummy_batch(spec: dict[str, tf.TensorSpec]) -> dict[str, tf.Tensor]:
+    """Zeros shaped like one small batch of `spec`, to create a model's variables."""
+    return {
+        name: tf.zeros([1] + [8 if dim is None else dim for dim in s.shape[1:]], s.dtype)
+        for name, s in spec.items()
+    }
+
+
 class Problem:
     """Base class of every problem. See the module docstring.
 
@@ -191,6 +199,14 @@ class Problem:
             feature_length = shape[0] * shape[1] if features[name].shape.rank > 2 else shape[0]
             length = tf.maximum(length, feature_length)
         return length
+
+    def batch_spec(self, hparams: HParams) -> dict[str, tf.TensorSpec]:
+        """The specs of one batch of model features (what `preprocess_example` makes)."""
+        del hparams
+        spec = {"targets": tf.TensorSpec([None, None], tf.int32)}
+        if self.has_inputs:
+            spec["inputs"] = tf.TensorSpec([None, None], tf.int32)
+        return spec
 
     def feature_lengths(self, features: dict) -> dict[str, tf.Tensor]:
         """Sequence lengths checked against max_input/max_target_seq_length."""

@@ -161,6 +161,14 @@ class SpeechRecognitionProblem(Problem):
             "targets": example["targets"],
         }
 
+    def batch_spec(self, hparams: HParams) -> dict:
+        channels = 3 if hparams.audio_add_delta_deltas else 1
+        return {
+            "inputs": tf.TensorSpec([None, None, hparams.audio_num_mel_bins, channels], tf.float32),
+            "inputs_length": tf.TensorSpec([None], tf.int32),
+            "targets": tf.TensorSpec([None, None], tf.int32),
+        }
+
     def padded_shapes(self, limit, hparams: HParams) -> dict:
         frames = limit // hparams.audio_num_mel_bins  # lengths count frames x bins
         targets = hparams.max_target_seq_length or limit

@@ -241,7 +241,7 @@ class CorpusConfig:
     """
 
     split_sizes: Mapping[str, int] = dataclasses.field(
-        default_factory=lambda: {"train": 4000, "dev": 200, "test": 200}
+        default_factory=lambda: {"train": 5000, "dev": 200, "test": 200}
     )
     train_voices: tuple[str, ...] = TRAIN_VOICES
     test_voices: tuple[str, ...] = TEST_VOICES
@@ -588,7 +588,7 @@ def build_corpus(root: str, config: CorpusConfig, num_workers: int | None = None
 
     Example:
       >>> build_corpus("/tmp/spoken", CorpusConfig())  # doctest: +SKIP
-      CorpusSummary(utterances={'train': 4000, ...}, ..., reused=False)
+      CorpusSummary(utterances={"train": 5000, ...}, ..., reused=False)
     """
     root = os.path.abspath(root)
     if corpus_is_complete(root, config):

@@ -3,6 +3,10 @@
 Every encoder reserves T2T's ids: 0 is padding and 1 is end-of-sequence.
 `encode` does not append EOS (problems do, when they write targets);
 `decode` stops at the first EOS and skips padding.
+
+`ByteTextEncoder` and `IntegerEncoder` also work inside a TF graph
+(`tf_encode`, `tf_decode`), so an exported SavedModel tokenizes and
+detokenizes by itself; SentencePiece would need tensorflow-text's custom ops.
 """
 
 from __future__ import annotations
@@ -11,15 +15,29 @@ import os
 import tempfile
 from collections.abc import Iterable
 
+import tensorflow as tf
+
 PAD_ID = 0
 EOS_ID = 1
 NUM_RESERVED_IDS = 2
 
 
+def _ids_before_eos(ids: tf.Tensor) -> tf.RaggedTensor:
+    """`[batch, length]` ids -> ragged ids up to the first EOS, padding skipped."""
+    ids = tf.convert_to_tensor(ids)
+    before_eos = tf.cumsum(tf.cast(tf.equal(ids, EOS_ID), tf.int32), axis=1) == 0
+    return tf.ragged.boolean_mask(ids, before_eos & tf.not_equal(ids, PAD_ID))
+
+
 class TextEncoder:
-    """Maps text to ids and back. Subclasses set `vocab_size`."""
+    """Maps text to ids and back. Subclasses set `vocab_size`.
+
+    Subclasses that can run inside a TF graph implement `tf_encode` and
+    `_tf_decode_ids` and set `supports_tf_graph = True`.
+    """
 
     vocab_size: int
+    supports_tf_graph: bool = False
 
     def encode(self, text: str) -> list[int]:
         raise NotImplementedError(f"{type(self).__name__} must implement encode")
@@ -38,6 +56,25 @@ class TextEncoder:
                 kept.append(token)
         return self.decode_ids(kept)
 
+    def tf_encode(self, strings: tf.Tensor) -> tf.RaggedTensor:
+        """`encode` as TF ops: string `[batch]` -> int32 ids `[batch, (length)]`, no EOS."""
+        raise NotImplementedError(f"{type(self).__name__} cannot encode inside a TF graph")
+
+    def tf_decode(self, ids: tf.Tensor) -> tf.Tensor:
+        """`decode` as TF ops: int ids `[batch, length]` -> string `[batch]`.
+
+        Each row stops at its first EOS and skips padding, like `decode`.
+
+        Example:
+        >>> ByteTextEncoder().tf_decode(tf.constant([[106, 107, 1, 50]])).numpy()
+        array([b'hi'], dtype=object)
+        """
+        return self._tf_decode_ids(tf.cast(_ids_before_eos(ids), tf.int32))
+
+    def _tf_decode_ids(self, ids: tf.RaggedTensor) -> tf.Tensor:
+        """`decode_ids` as TF ops: ragged int32 ids (no EOS, no PAD) -> string `[batch]`."""
+        raise NotImplementedError(f"{type(self).__name__} cannot decode inside a TF graph")
+
 
 class ByteTextEncoder(TextEncoder):
     """UTF-8 bytes shifted by 2: T2T's `ByteTextEncoder`, 258 ids.
@@ -51,6 +88,7 @@ class ByteTextEncoder(TextEncoder):
     """
 
     vocab_size = 256 + NUM_RESERVED_IDS
+    supports_tf_graph = True
 
     def encode(self, text: str) -> list[int]:
         return [byte + NUM_RESERVED_IDS for byte in text.encode("utf-8")]
@@ -58,6 +96,21 @@ class ByteTextEncoder(TextEncoder):
     def decode_ids(self, ids: Iterable[int]) -> str:
         data = bytes(i - NUM_RESERVED_IDS for i in ids if i >= NUM_RESERVED_IDS)
         return data.decode("utf-8", errors="replace")
+
+    def tf_encode(self, strings: tf.Tensor) -> tf.RaggedTensor:
+        single_bytes = tf.strings.bytes_split(tf.convert_to_tensor(strings, tf.string))
+        # Each value is one byte, so decode_raw gives [bytes, 1] (or [0, 0]).
+        return tf.ragged.map_flat_values(
+            lambda values: tf.cast(tf.reshape(tf.io.decode_raw(values, tf.uint8), [-1]), tf.int32)
+            + NUM_RESERVED_IDS,
+            single_bytes,
+        )
+
+    def _tf_decode_ids(self, ids: tf.RaggedTensor) -> tf.Tensor:
+        byte_strings = tf.constant([bytes([byte]) for byte in range(256)])
+        data = tf.strings.reduce_join(tf.gather(byte_strings, ids - NUM_RESERVED_IDS), axis=1)
+        # Python's errors="replace": each invalid UTF-8 sequence becomes U+FFFD.
+        return tf.strings.unicode_transcode(data, "UTF-8", "UTF-8", errors="replace")
 
 
 class IntegerEncoder(TextEncoder):
@@ -69,6 +122,8 @@ class IntegerEncoder(TextEncoder):
     >>> IntegerEncoder(2).encode("1 0 1")
     [3, 2, 3]
     """
+
+    supports_tf_graph = True
 
     def __init__(self, num_symbols: int):
         self.num_symbols = num_symbols
@@ -85,6 +140,26 @@ class IntegerEncoder(TextEncoder):
 
     def decode_ids(self, ids: Iterable[int]) -> str:
         return " ".join(str(i - NUM_RESERVED_IDS) for i in ids)
+
+    def tf_encode(self, strings: tf.Tensor) -> tf.RaggedTensor:
+        """Like `encode`, but a token that is not a symbol `0..num_symbols-1`
+        fails the graph with an InvalidArgumentError naming the allowed range."""
+        tokens = tf.strings.split(tf.convert_to_tensor(strings, tf.string))
+        # Digits only, at most 9 of them: the int32 conversion cannot fail.
+        is_number = tf.strings.regex_full_match(tokens.flat_values, "[0-9]{1,9}")
+        values = tf.strings.to_number(tf.where(is_number, tokens.flat_values, "0"), tf.int32)
+        valid = tf.reduce_all(is_number & (values < self.num_symbols))
+        check = tf.debugging.Assert(
+            valid,
+            [f"inputs must be space-separated symbols 0..{self.num_symbols - 1}"],
+        )
+        with tf.control_dependencies([check]):
+            values = tf.identity(values) + NUM_RESERVED_IDS
+        return tokens.with_flat_values(values)
+
+    def _tf_decode_ids(self, ids: tf.RaggedTensor) -> tf.Tensor:
+        symbols = tf.strings.as_string(ids - NUM_RESERVED_IDS)
+        return tf.strings.reduce_join(symbols, axis=1, separator=" ")
 
 
 class SentencePieceEncoder(TextEncoder):

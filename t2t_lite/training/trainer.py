@@ -26,10 +26,11 @@ from absl import logging
 
 from t2t_lite import registry
 from t2t_lite.data import pipeline
-from t2t_lite.data.problem import EVAL, TRAIN, Problem
+from t2t_lite.data.problem import EVAL, TRAIN, Problem, dummy_batch
 from t2t_lite.decoding import scoring
 from t2t_lite.decoding.decode import BatchDecoder, decode_dataset, decode_hparams
 from t2t_lite.hparam import HParams
+from t2t_lite.models.checkpointable import model_weights
 from t2t_lite.training import run_dir
 from t2t_lite.training import strategy as strategies
 from t2t_lite.training.learning_rate import T2TSchedule
@@ -65,15 +66,6 @@ class TrainerConfig:
     random_seed: int | None = None
 
 
-def _dummy_features(element_spec: dict) -> dict:
-    """Zeros shaped like one small batch, to create the model's variables."""
-    features = {}
-    for name, spec in element_spec.items():
-        shape = [1] + [8 if dim is None else dim for dim in spec.shape[1:]]
-        features[name] = tf.zeros(shape, spec.dtype)
-    return features
-
-
 def _format_duration(seconds: float) -> str:
     seconds = int(max(seconds, 0))
     hours, rest = divmod(seconds, 3600)
@@ -99,12 +91,11 @@ class Trainer:
         self.drop_counter = pipeline.DropCounter()
         encoders = problem.feature_encoders(config.data_dir)
         self.target_encoder = encoders["targets"]
-        spec = self._dataset(EVAL, repeat=False).element_spec
         with strategy.scope():
             self.model = registry.model(model_name).from_hparams(
                 hparams, **problem.model_kwargs(config.data_dir)
             )
-            self.model(_dummy_features(spec))
+            self.model(dummy_batch(problem.batch_spec(hparams)))
             self.schedule = T2TSchedule.from_hparams(hparams, config.train_steps)
             self.optimizer = make_optimizer(hparams, self.schedule)
             if hparams.activation_dtype == "float16":
@@ -115,7 +106,9 @@ class Trainer:
             self.optimizer.build(self.model.trainable_variables)
             # `step` duplicates optimizer.iterations under a name readers can find.
             self.checkpoint = tf.train.Checkpoint(
-                model=self.model, optimizer=self.optimizer, step=self.optimizer.iterations
+                model=model_weights(self.model),
+                optimizer=self.optimizer,
+                step=self.optimizer.iterations,
             )
         task_id = getattr(getattr(strategy, "cluster_resolver", None), "task_id", 0) or 0
         self._checkpoint_dir = run_dir.checkpoint_dir(config.output_dir, self.chief, task_id)
@@ -152,7 +145,7 @@ class Trainer:
         """Restores the latest checkpoint of output_dir, if any; returns the step."""
         latest = tf.train.latest_checkpoint(self.config.output_dir)
         if latest:
-            self.checkpoint.restore(latest).assert_existing_objects_matched()
+            self.checkpoint.restore(latest).assert_consumed()
             logging.info("resumed from %s at step %d", latest, self.step)
         return self.step
 

@@ -1,0 +1,116 @@
+"""t2t-lite-decoder and t2t-lite-avg-checkpoints on a tiny speech model trained on
+real LibriSpeech audio (the four utterances of shared/testdata)."""
+
+import json
+import re
+import subprocess
+import textwrap
+from pathlib import Path
+
+import jiwer
+import pytest
+
+MINI = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "librispeech_mini"
+TINY_SPEECH = (
+    "hidden_size=32,filter_size=64,num_heads=2,num_encoder_layers=1,num_decoder_layers=1,"
+    "batch_size=400000,learning_rate_warmup_steps=20"
+)
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """(usr_dir, data_dir, output_dir) of a 150-step run with checkpoints 50, 100, 150."""
+    root = tmp_path_factory.mktemp("decoder")
+    usr = root / "usr"
+    usr.mkdir()
+    (usr / "__init__.py").write_text(textwrap.dedent(
+        """
+        from t2t_lite import registry
+        from t2t_lite.problems.librispeech import Librispeech
+
+        @registry.register_problem
+        class LibrispeechMini(Librispeech):
+            subsets = {"train": ("train-clean-100",), "dev": ("test-other", "test-clean"),
+                       "test": ("test-clean",)}
+            num_shards = {"train": 1, "dev": 1, "test": 1}
+        """
+    ))
+    common = [f"--t2t_usr_dir={usr}", "--problem=librispeech_mini", f"--data_dir={root / 'data'}"]
+    datagen = run("t2t-lite-datagen", *common, f"--tmp_dir={MINI}")
+    assert datagen.returncode == 0, datagen.stderr[-3000:]
+    train = run(
+        "t2t-lite-trainer", *common, f"--output_dir={root / 'out'}",
+        "--hparams_set=transformer_speech_small", f"--hparams={TINY_SPEECH}",
+        "--train_steps=150", "--save_checkpoints_steps=50", "--iterations_per_loop=50",
+        "--schedule=train", "--random_seed=3",
+    )
+    assert train.returncode == 0, train.stderr[-3000:]
+    return usr, root / "data", root / "out"
+
+
+def decoder(trained, *extra):
+    usr, data_dir, output_dir = trained
+    return run(
+        "t2t-lite-decoder", f"--t2t_usr_dir={usr}", "--problem=librispeech_mini",
+        f"--data_dir={data_dir}", f"--output_dir={output_dir}",
+        "--decode_hparams=beam_size=2,alpha=0.6,batch_size=2", *extra,
+    )
+
+
+def test_reported_wer_is_jiwers_wer_over_the_written_lines(trained):
+    _, _, output_dir = trained
+    result = decoder(trained, "--dataset_split=dev")
+    assert result.returncode == 0, result.stderr[-3000:]
+    written = output_dir / "decode_dev.txt"
+    hypotheses = written.read_text().splitlines()
+    references = (output_dir / "decode_dev.txt.targets").read_text().splitlines()
+    assert len(hypotheses) == len(references) == 2
+    assert any(r == "HE COULD WAIT NO LONGER" for r in references)
+    reported = float(re.search(r"WER ([0-9.]+)", result.stdout).group(1))
+    assert reported == pytest.approx(jiwer.wer(references, hypotheses), abs=1e-4)
+    metrics = json.loads((output_dir / "decode_dev.txt.metrics.json").read_text())
+    assert metrics["wer"] == pytest.approx(jiwer.wer(references, hypotheses))
+    assert metrics["cer"] == pytest.approx(jiwer.cer(references, hypotheses))
+
+
+def test_decoding_audio_paths_matches_decoding_the_dataset(trained, tmp_path):
+    _, _, output_dir = trained
+    from_dataset = decoder(trained, "--dataset_split=test")
+    assert from_dataset.returncode == 0, from_dataset.stderr[-3000:]
+    dataset_hypothesis = (output_dir / "decode_test.txt").read_text().splitlines()
+    paths = tmp_path / "paths.txt"
+    paths.write_text(str(MINI / "LibriSpeech/test-clean/1089/134691/1089-134691-0000.flac") + "\n")
+    from_file = decoder(trained, f"--decode_from_file={paths}",
+                        f"--decode_to_file={tmp_path / 'out.txt'}")
+    assert from_file.returncode == 0, from_file.stderr[-3000:]
+    assert (tmp_path / "out.txt").read_text().splitlines() == dataset_hypothesis
+
+
+def test_bad_audio_path_is_one_clear_line(trained, tmp_path):
+    paths = tmp_path / "paths.txt"
+    paths.write_text(str(tmp_path / "missing.flac") + "\n")
+    result = decoder(trained, f"--decode_from_file={paths}")
+    assert result.returncode == 1
+    assert "missing.flac" in result.stderr.strip().splitlines()[-1]
+    assert not (tmp_path / "paths.txt.decodes").exists()
+
+
+def test_averaged_checkpoint_is_accepted_by_the_decoder(trained):
+    _, _, output_dir = trained
+    result = run("t2t-lite-avg-checkpoints", f"--output_dir={output_dir}",
+                 "--num_last_checkpoints=3")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "averaged 3 checkpoints (ckpt-50 .. ckpt-150)" in result.stdout
+    decoded = decoder(trained, "--dataset_split=test",
+                      f"--checkpoint_path={output_dir / 'averaged'}",
+                      f"--decode_to_file={output_dir / 'avg_decodes.txt'}")
+    assert decoded.returncode == 0, decoded.stderr[-3000:]
+    assert "[checkpoint ckpt-150-avg3]" in decoded.stdout
+    too_many = run("t2t-lite-avg-checkpoints", f"--output_dir={output_dir}",
+                   "--num_last_checkpoints=9")
+    assert too_many.returncode == 1
+    assert "asked to average 9 checkpoints" in too_many.stderr

@@ -1,0 +1,282 @@
+"""Tests for t2t_lite.data.spoken_corpus: eSpeak NG speech in a LibriSpeech tree.
+
+Every tree here is tiny (a few dozen utterances of real synthesized audio).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+import re
+
+import numpy as np
+import pytest
+import soundfile
+
+from t2t_lite.data import spoken_corpus
+from t2t_lite.data.espeak import EspeakSynthesizer, UnknownVoiceError
+
+TINY_SIZES = {"train": 16, "dev": 4, "test": 4}
+
+
+def _config(**overrides) -> spoken_corpus.CorpusConfig:
+    return spoken_corpus.CorpusConfig(split_sizes=dict(TINY_SIZES), **overrides)
+
+
+def _read_tree(root: str) -> dict[str, tuple[str, str, np.ndarray]]:
+    """utterance id -> (split, transcript, int16 samples), read with soundfile."""
+    utterances = {}
+    librispeech = os.path.join(root, "LibriSpeech")
+    for split in sorted(os.listdir(librispeech)):
+        if not os.path.isdir(os.path.join(librispeech, split)):
+            continue
+        for directory, _, filenames in os.walk(os.path.join(librispeech, split)):
+            for filename in filenames:
+                if not filename.endswith(".trans.txt"):
+                    continue
+                with open(os.path.join(directory, filename), encoding="utf-8") as lines:
+                    for line in lines:
+                        utterance_id, text = line.rstrip("\n").split(" ", 1)
+                        samples, rate = soundfile.read(
+                            os.path.join(directory, utterance_id + ".flac"), dtype="int16"
+                        )
+                        assert rate == 16000
+                        utterances[utterance_id] = (split, text, samples)
+    return utterances
+
+
+@pytest.fixture(scope="module")
+def tiny_tree(tmp_path_factory):
+    """(root, config, summary) of a tiny corpus built with 2 workers."""
+    root = str(tmp_path_factory.mktemp("spoken") / "corpus")
+    config = _config()
+    summary = spoken_corpus.build_corpus(root, config, num_workers=2)
+    return root, config, summary
+
+
+# -- text ------------------------------------------------------------------------------
+
+
+def test_vocabulary_is_large_lower_case_and_free_of_homophones():
+    words = spoken_corpus.vocabulary()
+    assert len(words) >= 100
+    assert all(re.fullmatch(r"[a-z]+", word) for word in words)
+    homophones = [
+        {"two", "to", "too"}, {"four", "for"}, {"eight", "ate"}, {"one", "won"},
+        {"right", "write"}, {"new", "knew"}, {"there", "their"}, {"hours", "ours"},
+        {"red", "read"}, {"blue", "blew"}, {"no", "know"}, {"hole", "whole"},
+    ]  # fmt: skip
+    for group in homophones:
+        assert len(group & set(words)) <= 1, group
+
+
+def test_sentences_have_2_to_12_vocabulary_words_and_single_spaces():
+    rng = random.Random(7)
+    vocabulary = set(spoken_corpus.vocabulary())
+    sentences = [spoken_corpus.make_sentence(rng) for _ in range(3000)]
+    for sentence in sentences:
+        words = sentence.split(" ")
+        assert 2 <= len(words) <= 12, sentence
+        assert set(words) <= vocabulary, sentence
+        assert sentence == sentence.strip().lower()
+    lengths = {len(sentence.split()) for sentence in sentences}
+    assert min(lengths) == 2 and max(lengths) == 12
+    # The grammar uses most of its words, not a few favourites.
+    used = {word for sentence in sentences for word in sentence.split()}
+    assert len(used) >= 0.95 * len(vocabulary)
+
+
+# -- plan ------------------------------------------------------------------------------
+
+
+def test_plan_is_deterministic_and_seeded():
+    config = spoken_corpus.CorpusConfig(split_sizes={"train": 300, "dev": 30, "test": 30})
+    assert spoken_corpus.plan_corpus(config) == spoken_corpus.plan_corpus(config)
+    other = spoken_corpus.plan_corpus(dataclasses.replace(config, seed=config.seed + 1))
+    texts = [plan.text for plan in spoken_corpus.plan_corpus(config)["train"]]
+    assert texts != [plan.text for plan in other["train"]]
+
+
+def test_default_plan_holds_the_test_voice_out_and_uses_new_sentences():
+    config = spoken_corpus.CorpusConfig()
+    plans = spoken_corpus.plan_corpus(config)
+    assert {split: len(plans[split]) for split in plans} == dict(config.split_sizes)
+    train_voices = {plan.voice for plan in plans["train"]}
+    assert train_voices == set(config.train_voices) == {plan.voice for plan in plans["dev"]}
+    assert {plan.voice for plan in plans["test"]} == {"en-us-nyc+f3"}
+    heard = {plan.voice.split("+")[0] for plan in plans["train"]}
+    heard_variants = {plan.voice.partition("+")[2] for plan in plans["train"]}
+    assert "en-us-nyc" not in heard and "f3" not in heard_variants  # unseen accent and variant
+    train_speakers = {plan.speaker_id for plan in plans["train"] + plans["dev"]}
+    assert not train_speakers & {plan.speaker_id for plan in plans["test"]}
+    train_texts = {plan.text for plan in plans["train"]}
+    assert not train_texts & {plan.text for plan in plans["dev"] + plans["test"]}
+    for plan in plans["train"]:
+        assert 140 <= plan.rate_wpm <= 200 and 35 <= plan.pitch <= 65
+        assert plan.snr_db is None or 10 <= plan.snr_db <= 30
+    assert all(25 <= plan.snr_db <= 35 for plan in plans["test"])
+    ids = [plan.utterance_id for split_plans in plans.values() for plan in split_plans]
+    assert len(set(ids)) == len(ids)
+
+
+def test_config_rejects_a_test_voice_heard_in_training():
+    with pytest.raises(ValueError, match="unheard in training"):
+        spoken_corpus.CorpusConfig(test_voices=("en-gb+f2",))
+
+
+# -- audio -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def synthesizer():
+    with EspeakSynthesizer() as shared:
+        yield shared
+
+
+def test_noise_is_mixed_at_the_planned_snr(synthesizer):
+    # No padding: the SNR is defined over the speech, not the added silences.
+    plan = spoken_corpus.plan_corpus(_config())["train"][0]
+    plan = dataclasses.replace(plan, lead_silence_s=0.0, tail_silence_s=0.0)
+    clean = spoken_corpus.render_utterance(
+        dataclasses.replace(plan, snr_db=None), synthesizer
+    ).astype(np.float64)
+    speech_power = np.mean(np.square(clean))
+    for color in ("white", "pink"):
+        noisy = spoken_corpus.render_utterance(
+            dataclasses.replace(plan, snr_db=12.0, noise_color=color), synthesizer
+        )
+        noise = noisy - clean
+        assert 10 * np.log10(speech_power / np.mean(np.square(noise))) == pytest.approx(
+            12.0, abs=0.5
+        )
+        spectrum = np.abs(np.fft.rfft(noise)) ** 2
+        low, high = spectrum[: spectrum.size // 8].mean(), spectrum[-spectrum.size // 8 :].mean()
+        assert (low > 10 * high) == (color == "pink")  # pink: 1/f; white: flat
+
+
+def test_unknown_voice_fails_before_synthesis(tmp_path):
+    config = _config(train_voices=("en-us+nosuchvariant",))
+    with pytest.raises(UnknownVoiceError, match="nosuchvariant"):
+        spoken_corpus.build_corpus(str(tmp_path / "corpus"), config, num_workers=1)
+    assert not os.path.exists(tmp_path / "corpus")
+
+
+# -- tree ------------------------------------------------------------------------------
+
+
+def test_tree_has_librispeech_layout(tiny_tree):
+    root, config, summary = tiny_tree
+    assert not summary.reused
+    assert summary.utterances == TINY_SIZES
+    librispeech = os.path.join(root, "LibriSpeech")
+    assert sorted(os.listdir(root)) == ["LibriSpeech", spoken_corpus.MARKER_NAME]
+    assert sorted(os.listdir(librispeech)) == ["SPEAKERS.TXT", "dev", "test", "train"]
+    counts = dict.fromkeys(TINY_SIZES, 0)
+    for split in TINY_SIZES:
+        for speaker in os.listdir(os.path.join(librispeech, split)):
+            assert speaker.isdigit()
+            for chapter in os.listdir(os.path.join(librispeech, split, speaker)):
+                assert chapter.isdigit()
+                chapter_dir = os.path.join(librispeech, split, speaker, chapter)
+                transcript_name = f"{speaker}-{chapter}.trans.txt"
+                flacs = sorted(set(os.listdir(chapter_dir)) - {transcript_name})
+                with open(os.path.join(chapter_dir, transcript_name), encoding="utf-8") as lines:
+                    ids = [line.split(" ", 1)[0] for line in lines]
+                assert [f"{utterance_id}.flac" for utterance_id in sorted(ids)] == flacs
+                for name in flacs:
+                    assert re.fullmatch(rf"{speaker}-{chapter}-\d{{4}}\.flac", name)
+                    info = soundfile.info(os.path.join(chapter_dir, name))
+                    assert (info.samplerate, info.channels, info.subtype) == (16000, 1, "PCM_16")
+                counts[split] += len(flacs)
+    assert counts == TINY_SIZES
+
+
+def test_test_voice_is_absent_from_train_and_dev_speakers(tiny_tree):
+    root, config, _ = tiny_tree
+    with open(os.path.join(root, "LibriSpeech", "SPEAKERS.TXT"), encoding="utf-8") as table:
+        rows = [
+            [field.strip() for field in line.split("|")]
+            for line in table
+            if not line.startswith(";")
+        ]
+    voices_by_split: dict[str, set[str]] = {}
+    for speaker, _, split, _, voice in rows:
+        assert os.path.isdir(os.path.join(root, "LibriSpeech", split, speaker))
+        voices_by_split.setdefault(split, set()).add(voice)
+    assert voices_by_split["test"] == {"en-us-nyc+f3"}
+    assert "en-us-nyc+f3" not in voices_by_split["train"] | voices_by_split["dev"]
+    test_speakers = set(os.listdir(os.path.join(root, "LibriSpeech", "test")))
+    for split in ("train", "dev"):
+        assert not test_speakers & set(os.listdir(os.path.join(root, "LibriSpeech", split)))
+
+
+def test_audio_is_audible_unclipped_speech_of_plausible_length(tiny_tree):
+    root, _, summary = tiny_tree
+    utterances = _read_tree(root)
+    assert len(utterances) == sum(TINY_SIZES.values())
+    total_seconds = 0.0
+    for utterance_id, (_, text, samples) in utterances.items():
+        waveform = samples.astype(np.float64) / 32767
+        seconds = waveform.size / 16000
+        total_seconds += seconds
+        rms = np.sqrt(np.mean(np.square(waveform)))
+        assert rms > 0.01, utterance_id  # measured >= 0.025 (the quiet klatt voice)
+        assert np.abs(waveform).max() < 0.999, utterance_id  # never clipped
+        assert 0.15 <= seconds / len(text.split()) <= 0.8, (utterance_id, text, seconds)
+    assert total_seconds == pytest.approx(sum(summary.audio_seconds.values()), abs=0.01)
+
+
+def test_same_seed_gives_identical_audio_and_transcripts(tiny_tree, tmp_path):
+    root, config, _ = tiny_tree
+    # One worker instead of two: the order of synthesis must not matter either.
+    again = spoken_corpus.build_corpus(str(tmp_path / "again"), config, num_workers=1)
+    assert not again.reused
+    first, second = _read_tree(root), _read_tree(str(tmp_path / "again"))
+    assert first.keys() == second.keys()
+    for utterance_id, (split, text, samples) in first.items():
+        assert second[utterance_id][:2] == (split, text)
+        np.testing.assert_array_equal(samples, second[utterance_id][2])
+
+
+def test_complete_tree_is_reused(tiny_tree, monkeypatch):
+    root, config, summary = tiny_tree
+    marker = os.path.join(root, spoken_corpus.MARKER_NAME)
+    before = os.stat(marker).st_mtime_ns
+
+    def no_synthesis(*args, **kwargs):
+        raise AssertionError("a complete tree was synthesized again")
+
+    monkeypatch.setattr(spoken_corpus, "render_utterance", no_synthesis)
+    kept = spoken_corpus.build_corpus(root, config)
+    assert kept.reused and kept.utterances == summary.utterances
+    assert os.stat(marker).st_mtime_ns == before
+
+
+def test_changed_parameters_rebuild_and_interruptions_leave_no_complete_tree(tmp_path, monkeypatch):
+    root = str(tmp_path / "corpus")
+    small = spoken_corpus.CorpusConfig(split_sizes={"train": 2, "dev": 1, "test": 1})
+    spoken_corpus.build_corpus(root, small, num_workers=1)
+    reseeded = dataclasses.replace(small, seed=99)
+    assert not spoken_corpus.corpus_is_complete(root, reseeded)
+    rebuilt = spoken_corpus.build_corpus(root, reseeded, num_workers=1)
+    assert not rebuilt.reused and spoken_corpus.corpus_is_complete(root, reseeded)
+    assert spoken_corpus.read_marker(root)["parameters"]["seed"] == 99
+    assert sorted(os.listdir(tmp_path)) == ["corpus"]  # no staging or stale copies
+
+    # A run that dies midway keeps the previous tree and its marker intact.
+    real_render = spoken_corpus.render_utterance
+    calls = []
+
+    def dies_on_third_utterance(plan, synthesizer):
+        calls.append(plan)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_render(plan, synthesizer)
+
+    monkeypatch.setattr(spoken_corpus, "render_utterance", dies_on_third_utterance)
+    with pytest.raises(KeyboardInterrupt):
+        spoken_corpus.build_corpus(root, small, num_workers=1)
+    assert spoken_corpus.corpus_is_complete(root, reseeded)
+    assert not spoken_corpus.corpus_is_complete(root, small)
+    assert sorted(os.listdir(tmp_path)) == ["corpus"]

@@ -226,7 +226,7 @@ def test_two_workers_on_loopback_finish_with_equal_weights(data_dir, tmp_path):
             )
         )
     outputs = [process.communicate(timeout=900) for process in processes]
-    for process, (_, stderr) in zip(processes, outputs):
+    for process, (_, stderr) in zip(processes, outputs, strict=True):
         assert process.returncode == 0, stderr[-3000:]
         assert "distribution strategy: multi_worker" in stderr
     checksums = [re.search(r"final weights checksum: (\S+)", out).group(1) for out, _ in outputs]

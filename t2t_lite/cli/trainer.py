@@ -90,10 +90,12 @@ def _continuous_eval(trainer: Trainer) -> None:
 def main(argv: list[str]) -> int:
     if common.setup(argv):
         return 0
+    # Names and hparams first: a typo is reported before anything else.
+    problem = common.problem_from_flags() if FLAGS.problem else None
+    hparams = common.hparams_from_flags(problem)
+    problem = problem or common.problem_from_flags()
     common.require_flag("data_dir")
     common.require_flag("output_dir")
-    problem = common.problem_from_flags()
-    hparams = common.hparams_from_flags(problem)
     model_name = common.FLAGS.model
     registry.model(model_name)
     if FLAGS.random_seed is not None:

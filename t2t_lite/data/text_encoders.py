@@ -98,13 +98,13 @@ class ByteTextEncoder(TextEncoder):
         return data.decode("utf-8", errors="replace")
 
     def tf_encode(self, strings: tf.Tensor) -> tf.RaggedTensor:
-        single_bytes = tf.strings.bytes_split(tf.convert_to_tensor(strings, tf.string))
-        # Each value is one byte, so decode_raw gives [bytes, 1] (or [0, 0]).
-        return tf.ragged.map_flat_values(
-            lambda values: tf.cast(tf.reshape(tf.io.decode_raw(values, tf.uint8), [-1]), tf.int32)
-            + NUM_RESERVED_IDS,
-            single_bytes,
-        )
+        def byte_ids(single_bytes: tf.Tensor) -> tf.Tensor:
+            # One byte per string, so decode_raw gives [bytes, 1] (or [0, 0]).
+            values = tf.reshape(tf.io.decode_raw(single_bytes, tf.uint8), [-1])
+            return tf.cast(values, tf.int32) + NUM_RESERVED_IDS
+
+        strings = tf.convert_to_tensor(strings, tf.string)
+        return tf.ragged.map_flat_values(byte_ids, tf.strings.bytes_split(strings))
 
     def _tf_decode_ids(self, ids: tf.RaggedTensor) -> tf.Tensor:
         byte_strings = tf.constant([bytes([byte]) for byte in range(256)])

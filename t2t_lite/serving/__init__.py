@@ -1,1 +1,6 @@
-"""t2t_lite.serving."""
+"""t2t_lite.serving: SavedModel export for TF Serving.
+
+`export.export_run` turns a trainer's output_dir into `export_dir/<version>/`;
+`serving_module.ServingModule` is the graph it saves (featurization,
+tokenization, beam search and detokenization, all TF ops).
+"""

@@ -28,10 +28,12 @@ def usr_dir(tmp_path_factory):
         textwrap.dedent(
             """
             from t2t_lite import registry
+            from t2t_lite.problems.algorithmic import AlgorithmicIdentityBinary40
 
             @registry.register_problem
-            class LibrispeechToy:
-                pass
+            class LibrispeechToy(AlgorithmicIdentityBinary40):
+                split_sizes = {"train": 20, "dev": 5, "test": 5}
+                num_shards = {"train": 1, "dev": 1, "test": 1}
 
             @registry.register_hparams
             def cli_usr_hparams():
@@ -76,12 +78,20 @@ def test_misspelled_problem_suggests_close_name(usr_dir):
     assert "librispeech" in last.split("closest registered:")[1]
 
 
-def test_user_names_resolve_through_the_cli(usr_dir):
-    # Both names resolve; the command then stops at what is not built yet.
-    result = run("t2t-lite-decoder", f"--t2t_usr_dir={usr_dir}", "--problem=librispeech_toy")
-    assert result.returncode == 2
-    assert "not implemented yet" in result.stderr
-    assert "unknown" not in result.stderr
+def test_user_names_resolve_through_the_cli(usr_dir, tmp_path):
+    result = run(
+        "t2t-lite-datagen", f"--t2t_usr_dir={usr_dir}", "--problem=librispeech_toy",
+        f"--data_dir={tmp_path}",
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "librispeech_toy:\n  train: 20 examples written" in result.stdout
+    assert (tmp_path / "librispeech_toy-train-00000-of-00001").exists()
+    hparams = run(
+        "t2t-lite-trainer", f"--t2t_usr_dir={usr_dir}", "--problem=librispeech_toy",
+        "--hparams_set=cli_usr_hparams", "--hparams=hidden_size=abc",
+    )
+    assert hparams.returncode == 1
+    assert "hparam 'hidden_size' expects int" in hparams.stderr
 
 
 def test_broken_usr_dir_names_file_and_line(tmp_path):
@@ -101,7 +111,7 @@ def test_missing_required_flag_and_stray_args():
 
 
 @pytest.mark.parametrize("command", ["t2t-lite-exporter", "t2t-lite-avg-checkpoints"])
-def test_unbuilt_commands_say_so_and_fail(command):
+def test_commands_need_an_output_dir(command):
     result = run(command)
-    assert result.returncode == 2
-    assert result.stderr.strip().endswith("nothing was run.")
+    assert result.returncode == 1
+    assert result.stderr.strip().endswith("--output_dir is required.")

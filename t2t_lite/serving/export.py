@@ -1,0 +1,201 @@
+"""Exports a trained run as a versioned SavedModel that TF Serving loads.
+
+    path = export_run(output_dir="/runs/asr", export_dir="/exports/asr",
+                      problem=registry.problem("librispeech"),
+                      decode_hp=decode_hparams("beam_size=4,alpha=0.6"),
+                      hparams=run_dir.load_hparams("/runs/asr"))
+    # -> "/exports/asr/1767225600", holding saved_model.pb + variables/
+
+The model is rebuilt from the run's hparams.json the way the trainer builds
+it, every model weight is restored from the checkpoint (the optimizer's
+slots are not needed), and `ServingModule` wraps it with
+featurization, tokenization, beam search and detokenization (see
+serving_module.py for the signature).
+
+The version directory is written under a hidden temporary name in
+`export_dir` and renamed into place only when complete, so TF Serving (which
+loads every numeric subdirectory) never sees a half-written version.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import tensorflow as tf
+
+from t2t_lite.data.problem import Problem
+from t2t_lite.data.text_encoders import SentencePieceEncoder, TextEncoder
+from t2t_lite.decoding import trained_model
+from t2t_lite.hparam import HParams
+from t2t_lite.serving.serving_module import ServingModule
+
+METADATA_FILE = "t2t_lite_export.json"  # in assets.extra/, which TF Serving ignores
+
+
+class ExportError(ValueError):
+    """The run cannot be exported; the message says why and what to do."""
+
+
+def check_exportable(problem: Problem, encoders: dict[str, TextEncoder]) -> None:
+    """Refuses problems whose input or output cannot be processed in the graph.
+
+    Raises:
+        ExportError: a language model (no inputs), or an encoder without
+            graph ops (SentencePiece).
+    """
+    if problem.input_modality not in ("speech", "symbol"):
+        raise ExportError(
+            f"problem {problem.name} has no inputs (a language model); the exporter "
+            "serves problems with speech or text inputs."
+        )
+    names = ["targets"] + (["inputs"] if problem.input_modality == "symbol" else [])
+    for name in names:
+        encoder = encoders[name]
+        if isinstance(encoder, SentencePieceEncoder):
+            raise ExportError(
+                f"problem {problem.name} uses a SentencePiece vocabulary, which needs "
+                "tensorflow-text's custom ops inside the graph, and saved_model_cli and a "
+                "stock TF Serving cannot load those; export a problem with byte or "
+                "integer targets instead."
+            )
+        if not encoder.supports_tf_graph:
+            raise ExportError(
+                f"problem {problem.name}'s {name} encoder {type(encoder).__name__} has no "
+                "in-graph tf_encode/tf_decode, so it cannot be exported."
+            )
+
+
+def _existing_versions(export_dir: str) -> list[int]:
+    if not tf.io.gfile.isdir(export_dir):
+        return []
+    names = [name.strip("/") for name in tf.io.gfile.listdir(export_dir)]
+    return sorted(int(name) for name in names if name.isdigit())
+
+
+def next_version(export_dir: str) -> int:
+    """A timestamp (seconds), or one more than the newest existing version."""
+    return max([int(time.time())] + [v + 1 for v in _existing_versions(export_dir)])
+
+
+def check_version(export_dir: str, version: int | None) -> int:
+    """`version`, or `next_version`, if `export_dir/<version>` is free.
+
+    Raises:
+        ExportError: the version is negative or exists already.
+    """
+    if version is None:
+        return next_version(export_dir)
+    if version < 0:
+        raise ExportError(f"--export_version must be >= 0, got {version}.")
+    final = os.path.join(export_dir, str(version))
+    if tf.io.gfile.exists(final):
+        raise ExportError(
+            f"{final} already exists; pass another --export_version or omit it to get a new one."
+        )
+    return version
+
+
+def save_versioned(
+    module: tf.Module,
+    signatures: dict,
+    export_dir: str,
+    version: int | None = None,
+    metadata: dict | None = None,
+) -> str:
+    """Saves `module` as `export_dir/<version>/`, atomically.
+
+    Args:
+        module: what to save.
+        signatures: `{"serving_default": concrete_function}`.
+        export_dir: the model's base directory (TF Serving's `model_base_path`).
+        version: the version number; default `next_version(export_dir)`.
+        metadata: JSON-able facts about the export, written to
+            `assets.extra/t2t_lite_export.json`.
+
+    Returns:
+        The version directory.
+
+    Raises:
+        ExportError: `version` exists already or is negative.
+
+    Example:
+    >>> save_versioned(module, {"serving_default": module.signature()}, "/exports/asr")
+    '/exports/asr/1767225600'
+    """
+    version = check_version(export_dir, version)
+    final = os.path.join(export_dir, str(version))
+    tf.io.gfile.makedirs(export_dir)
+    # A dot name: TF Serving only loads numeric directories.
+    temporary = os.path.join(export_dir, f".tmp-{version}-{os.getpid()}")
+    try:
+        tf.saved_model.save(module, temporary, signatures=signatures)
+        if metadata is not None:
+            extra = os.path.join(temporary, "assets.extra")
+            tf.io.gfile.makedirs(extra)
+            with tf.io.gfile.GFile(os.path.join(extra, METADATA_FILE), "w") as handle:
+                handle.write(json.dumps(metadata, indent=2, sort_keys=True) + "\n")
+        tf.io.gfile.rename(temporary, final)
+    finally:
+        if tf.io.gfile.exists(temporary):
+            tf.io.gfile.rmtree(temporary)
+    return final
+
+
+def export_run(
+    output_dir: str,
+    export_dir: str,
+    problem: Problem,
+    decode_hp: HParams,
+    hparams: HParams,
+    model_name: str = "transformer",
+    data_dir: str | None = None,
+    checkpoint_path: str | None = None,
+    version: int | None = None,
+) -> str:
+    """Exports the run in `output_dir` as `export_dir/<version>/`.
+
+    Args:
+        output_dir: the trainer's output directory (hparams.json, checkpoints).
+        export_dir: where versions go.
+        problem: the run's problem.
+        decode_hp: `decoding.decode.decode_hparams(...)`.
+        hparams: the run's hparams (`run_dir.load_hparams(output_dir)`).
+        model_name: the registered model.
+        data_dir: the problem's data directory (for vocabularies).
+        checkpoint_path: a checkpoint prefix or directory; default the latest
+            checkpoint of `output_dir`.
+        version: the version number; default a timestamp.
+
+    Returns:
+        The written version directory.
+
+    Raises:
+        ExportError: the run cannot be exported (the message says why).
+    """
+    version = check_version(export_dir, version)  # before the slow part
+    problem.add_hparams(hparams)  # runs saved before the problem had an hparam
+    if decode_hp.beam_size < 1:
+        raise ExportError(f"decode hparam beam_size must be >= 1, got {decode_hp.beam_size}.")
+    encoders = problem.feature_encoders(data_dir)
+    check_exportable(problem, encoders)
+    try:
+        checkpoint = trained_model.resolve_checkpoint(output_dir, checkpoint_path)
+        model = trained_model.build_model(problem, hparams, model_name, data_dir)
+        trained_model.restore_weights(model, checkpoint)
+    except (trained_model.CheckpointNotFoundError, trained_model.CheckpointMismatchError) as error:
+        raise ExportError(str(error)) from error
+    module = ServingModule(model, problem, hparams, decode_hp, encoders)
+    metadata = {
+        "problem": problem.name,
+        "model": model_name,
+        "checkpoint": checkpoint,
+        "decode_hparams": decode_hp.values(),
+        "max_decode_length": module.max_decode_length,
+    }
+    for name in ("max_input_frames", "max_input_samples", "max_input_tokens"):
+        if hasattr(module, name):
+            metadata[name] = getattr(module, name)
+    signatures = {"serving_default": module.signature()}
+    return save_versioned(module, signatures, export_dir, version, metadata)

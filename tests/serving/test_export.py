@@ -1,0 +1,543 @@
+"""The SavedModel export: signature, saved_model_cli, loading without t2t-lite,
+equality with in-process decoding, over-long and malformed requests, the CLI.
+
+Two tiny runs are made the way the trainer makes them (hparams.json,
+flags.json, a checkpoint of model + optimizer + step) after a few dozen
+training steps on a fixed batch: a speech model on a synthesized tone and
+noise burst (and, for equality checks, real LibriSpeech audio) and a text
+model on algorithmic_reverse_binary40.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+import soundfile
+import tensorflow as tf
+
+from t2t_lite import registry
+from t2t_lite.data.audio_io import read_audio
+from t2t_lite.data.speech_problem import featurize
+from t2t_lite.decoding import trained_model
+from t2t_lite.decoding.decode import BatchDecoder, decode_hparams
+from t2t_lite.hparam import create_hparams
+from t2t_lite.models.checkpointable import model_weights
+from t2t_lite.serving import export
+from t2t_lite.serving.serving_module import featurize_batch, max_input_samples
+from t2t_lite.training import run_dir
+from t2t_lite.training.losses import padded_cross_entropy
+
+LIBRISPEECH = "/work/shared/testdata/librispeech_mini/LibriSpeech"
+FLACS = [
+    f"{LIBRISPEECH}/test-clean/1089/134691/1089-134691-0000.flac",  # 2.09 s
+    f"{LIBRISPEECH}/train-clean-100/1034/121119/1034-121119-0046.flac",  # 2.46 s
+    f"{LIBRISPEECH}/test-other/2033/164915/2033-164915-0001.flac",  # 8.94 s: over-long
+]
+TINY = (
+    "hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1,"
+    "layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
+)
+# 300 frames = 3 s of audio; 16 output bytes at most.
+SPEECH_HPARAMS = TINY + ",max_input_seq_length=300,max_target_seq_length=16"
+TEXT_HPARAMS = TINY + ",max_input_seq_length=12,max_target_seq_length=24"
+DECODE_HPARAMS = "beam_size=2,alpha=0.6,extra_length=8"
+SAMPLE_RATE = 16000
+
+
+@dataclasses.dataclass
+class Run:
+    output_dir: str
+    problem: object
+    hparams: object
+    model: object
+    encoders: dict
+    export_path: str = ""
+
+
+def tone_and_noise() -> dict[str, np.ndarray]:
+    time = np.arange(SAMPLE_RATE, dtype=np.float32) / SAMPLE_RATE
+    tone = 0.5 * np.sin(2 * np.pi * 440.0 * time)
+    noise = np.random.default_rng(0).uniform(-0.3, 0.3, int(0.8 * SAMPLE_RATE))
+    return {"hi": tone.astype(np.float32), "no": noise.astype(np.float32)}
+
+
+def pad_rows(rows: list[np.ndarray], dtype) -> np.ndarray:
+    """Zero-pads 1-D (or [length, ...]) arrays into one batch."""
+    width = max(len(row) for row in rows)
+    batch = np.zeros((len(rows), width) + rows[0].shape[1:], dtype)
+    for i, row in enumerate(rows):
+        batch[i, : len(row)] = row
+    return batch
+
+
+def speech_features(waveforms: list[np.ndarray], hparams) -> dict:
+    """The input pipeline's features: per-utterance featurize, then padding."""
+    rows = [featurize(w, hparams, training=False).numpy() for w in waveforms]
+    return {
+        "inputs": pad_rows(rows, np.float32),
+        "inputs_length": np.array([len(r) for r in rows], np.int32),
+    }
+
+
+def text_features(texts: list[str], encoder) -> dict:
+    return {"inputs": pad_rows([np.array(encoder.encode(t) + [1]) for t in texts], np.int32)}
+
+
+def make_run(directory, problem_name: str, overrides: str, features: dict, steps: int) -> Run:
+    """Trains `steps` steps on one batch and saves a run like the trainer's."""
+    keras.utils.set_random_seed(1)
+    problem = registry.problem(problem_name)
+    hparams = create_hparams("transformer_tiny", overrides, problem)
+    output_dir = str(directory)
+    run_dir.save_or_check_hparams(output_dir, hparams)
+    run_dir.save_flags(
+        output_dir,
+        {"problem": problem_name, "model": "transformer", "data_dir": None, "t2t_usr_dir": None},
+    )
+    model = registry.model("transformer").from_hparams(hparams, **problem.model_kwargs(None))
+    model(features)
+    optimizer = keras.optimizers.Adam(1e-2)
+
+    @tf.function
+    def train_step():
+        with tf.GradientTape() as tape:
+            loss, _ = padded_cross_entropy(model(features, training=True), features["targets"], 0.0)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+
+    for _ in range(steps):
+        train_step()
+    checkpoint = tf.train.Checkpoint(
+        model=model_weights(model), optimizer=optimizer, step=optimizer.iterations
+    )
+    tf.train.CheckpointManager(checkpoint, output_dir, max_to_keep=2).save(checkpoint_number=steps)
+    return Run(output_dir, problem, hparams, model, problem.feature_encoders(None))
+
+
+def reference_decode(run: Run, features: dict) -> tuple[list[str], np.ndarray]:
+    """In-process decoding with the same decode hparams: texts and scores."""
+    decoder = BatchDecoder(run.model, run.hparams, decode_hparams(DECODE_HPARAMS))
+    ids, scores = decoder({k: tf.constant(v) for k, v in features.items()})
+    return [run.encoders["targets"].decode(row[0]) for row in ids], scores[:, 0]
+
+
+@pytest.fixture(scope="module")
+def speech_run(tmp_path_factory) -> Run:
+    clips = tone_and_noise()
+    problem = registry.problem("librispeech")
+    hparams = create_hparams("transformer_tiny", SPEECH_HPARAMS, problem)
+    features = speech_features(list(clips.values()), hparams)
+    encoder = problem.feature_encoders(None)["targets"]
+    features["targets"] = pad_rows([np.array(encoder.encode(t) + [1]) for t in clips], np.int32)
+    return make_run(
+        tmp_path_factory.mktemp("speech_run"), "librispeech", SPEECH_HPARAMS, features, steps=40
+    )
+
+
+@pytest.fixture(scope="module")
+def text_run(tmp_path_factory) -> Run:
+    problem = registry.problem("algorithmic_reverse_binary40")
+    sentences = ["1 1 0", "0 1", "1 0 0 1", "0 0 1 0 1", "1 1 1 0", "0 1 1"]
+    encoders = problem.feature_encoders(None)
+    features = text_features(sentences, encoders["inputs"])
+    reversed_ = [" ".join(reversed(s.split())) for s in sentences]
+    features["targets"] = text_features(reversed_, encoders["targets"])["inputs"]
+    return make_run(
+        tmp_path_factory.mktemp("text_run"),
+        "algorithmic_reverse_binary40",
+        TEXT_HPARAMS,
+        features,
+        steps=60,
+    )
+
+
+def export_version(run: Run, export_dir: str, version: int) -> Run:
+    run.export_path = export.export_run(
+        run.output_dir,
+        export_dir,
+        run.problem,
+        decode_hparams(DECODE_HPARAMS),
+        run_dir.load_hparams(run.output_dir),
+        version=version,
+    )
+    return run
+
+
+@pytest.fixture(scope="module")
+def speech_export(speech_run, tmp_path_factory) -> Run:
+    """speech_run, exported as version 1 (library call)."""
+    return export_version(speech_run, str(tmp_path_factory.mktemp("speech_export")), 1)
+
+
+@pytest.fixture(scope="module")
+def text_export(text_run, tmp_path_factory) -> Run:
+    """text_run, exported as version 3 (library call)."""
+    return export_version(text_run, str(tmp_path_factory.mktemp("text_export")), 3)
+
+
+def saved_model_cli(*args: str) -> subprocess.CompletedProcess:
+    result = subprocess.run(["saved_model_cli", *args], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def cli_outputs(stdout: str) -> dict[str, str]:
+    """saved_model_cli run's printed results: output key -> printed value."""
+    results, key = {}, None
+    for line in stdout.splitlines():
+        if line.startswith("Result for output key "):
+            key = line.removeprefix("Result for output key ").rstrip(":")
+            results[key] = ""
+        elif key is not None:
+            results[key] += line
+    return results
+
+
+# -- checkpoints and featurization ---------------------------------------------------
+
+
+def test_export_restores_every_trained_weight(speech_run):
+    """The rebuilt model gets the checkpoint's weights, all of them (a partial
+    restore would still decode, just badly)."""
+    hparams = run_dir.load_hparams(speech_run.output_dir)
+    model = trained_model.build_model(speech_run.problem, hparams, "transformer", None)
+    trained_model.restore_weights(model, trained_model.resolve_checkpoint(speech_run.output_dir))
+    trained = {weight.path.split("/", 1)[1]: weight.numpy() for weight in speech_run.model.weights}
+    restored = {weight.path.split("/", 1)[1]: weight.numpy() for weight in model.weights}
+    assert trained.keys() == restored.keys()
+    for path, value in trained.items():
+        np.testing.assert_array_equal(restored[path], value, err_msg=path)
+
+
+def test_checkpoint_of_another_model_is_refused(speech_run, text_run):
+    hparams = run_dir.load_hparams(speech_run.output_dir)
+    model = trained_model.build_model(speech_run.problem, hparams, "transformer", None)
+    with pytest.raises(trained_model.CheckpointMismatchError, match="does not match"):
+        trained_model.restore_weights(model, trained_model.resolve_checkpoint(text_run.output_dir))
+
+
+def test_batch_featurization_equals_per_utterance_featurize(speech_run):
+    waveforms = [read_audio(path) for path in FLACS[:2]] + [tone_and_noise()["no"]]
+    lengths = np.array([len(w) for w in waveforms], np.int32)
+    batch, frame_lengths = featurize_batch(
+        pad_rows(waveforms, np.float32), lengths, speech_run.hparams
+    )
+    for row, waveform in enumerate(waveforms):
+        alone = featurize(waveform, speech_run.hparams, training=False).numpy()
+        assert frame_lengths[row] == len(alone)
+        np.testing.assert_allclose(batch[row, : len(alone)], alone, atol=2e-4)
+        assert not np.any(batch[row, len(alone) :])
+    assert batch.shape[1] == max(frame_lengths)
+
+
+# -- the SavedModel through saved_model_cli ------------------------------------------
+
+
+def signature_tensors(show_output: str) -> dict[str, tuple[str, str]]:
+    """`inputs['x']`/`outputs['y']` of serving_default -> (dtype, shape)."""
+    block = show_output.split("signature_def['serving_default']:")[-1]
+    block = block.split("signature_def[")[0]
+    pattern = r"((?:in|out)puts\['\w+'\]) tensor_info:\s*dtype: (\w+)\s*shape: (.+)"
+    return {name: (dtype, shape.strip()) for name, dtype, shape in re.findall(pattern, block)}
+
+
+def test_saved_model_cli_shows_the_serving_signature(speech_export, text_export):
+    speech = saved_model_cli("show", "--dir", speech_export.export_path, "--all").stdout
+    assert signature_tensors(speech) == {
+        "inputs['waveform']": ("DT_FLOAT", "(-1, -1)"),
+        "inputs['waveform_length']": ("DT_INT32", "(-1)"),
+        "outputs['outputs']": ("DT_STRING", "(-1)"),
+        "outputs['scores']": ("DT_FLOAT", "(-1)"),
+    }
+    text = saved_model_cli("show", "--dir", text_export.export_path, "--all").stdout
+    assert signature_tensors(text) == {
+        "inputs['inputs']": ("DT_STRING", "(-1)"),
+        "outputs['outputs']": ("DT_STRING", "(-1)"),
+        "outputs['scores']": ("DT_FLOAT", "(-1)"),
+    }
+
+
+def test_saved_model_cli_transcribes_a_wav_file(speech_export, tmp_path):
+    tone = tone_and_noise()["hi"]
+    wav = tmp_path / "tone.wav"
+    soundfile.write(wav, tone, SAMPLE_RATE, subtype="PCM_16")
+    waveform = read_audio(wav)
+    np.save(tmp_path / "waveform.npy", waveform[None])
+    np.save(tmp_path / "length.npy", np.array([len(waveform)], np.int32))
+    result = saved_model_cli(
+        "run",
+        "--dir",
+        speech_export.export_path,
+        "--tag_set",
+        "serve",
+        "--signature_def",
+        "serving_default",
+        "--inputs",
+        f"waveform={tmp_path / 'waveform.npy'};waveform_length={tmp_path / 'length.npy'}",
+    )
+    expected, _ = reference_decode(
+        speech_export, speech_features([waveform], speech_export.hparams)
+    )
+    assert expected == ["hi"]  # 40 steps are enough to learn the tone's "transcript"
+    assert cli_outputs(result.stdout)["outputs"] == "[b'hi']"
+
+
+def test_saved_model_cli_decodes_a_sentence(text_export):
+    result = saved_model_cli(
+        "run",
+        "--dir",
+        text_export.export_path,
+        "--tag_set",
+        "serve",
+        "--signature_def",
+        "serving_default",
+        "--input_exprs",
+        'inputs=["1 1 0"]',
+    )
+    expected, _ = reference_decode(
+        text_export, text_features(["1 1 0"], text_export.encoders["inputs"])
+    )
+    assert expected == ["0 1 1"]
+    assert cli_outputs(result.stdout)["outputs"] == "[b'0 1 1']"
+
+
+# -- loading without t2t-lite -----------------------------------------------------------
+
+# Loads exports with t2t_lite and keras made unimportable, runs each request
+# and writes outputs/scores (or the error) as JSON.
+_LOADER = textwrap.dedent(
+    """
+    import json, sys
+    sys.modules["t2t_lite"] = None  # `import t2t_lite` now raises ImportError
+    sys.modules["keras"] = None
+    import numpy as np
+    import tensorflow as tf
+
+    requests = np.load(sys.argv[1])
+    plan = json.load(open(sys.argv[2]))
+    results = {}
+    for name, (export_path, keys) in plan.items():
+        serve = tf.saved_model.load(export_path).signatures["serving_default"]
+        try:
+            out = serve(**{key: tf.constant(requests[name + ":" + key]) for key in keys})
+            results[name] = {
+                "outputs": [text.decode("utf-8") for text in out["outputs"].numpy()],
+                "scores": out["scores"].numpy().tolist(),
+            }
+        except Exception as error:
+            results[name] = {"error": type(error).__name__, "message": str(error)[:2000]}
+    json.dump(results, open(sys.argv[3], "w"))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def served(speech_export, text_export, tmp_path_factory) -> dict:
+    """Every request below, answered by the exports in a process without t2t-lite."""
+    directory = tmp_path_factory.mktemp("requests")
+    clips = tone_and_noise()
+    flacs = [read_audio(path) for path in FLACS]
+    speech_batch = [clips["hi"], flacs[0], clips["no"], flacs[1]]
+    long_flac = flacs[2]
+    limit = max_input_samples(speech_export.hparams)
+    assert len(long_flac) > limit
+    requests = {
+        "speech:waveform": pad_rows(speech_batch, np.float32),
+        "speech:waveform_length": np.array([len(w) for w in speech_batch], np.int32),
+        "long:waveform": long_flac[None],
+        "long:waveform_length": np.array([len(long_flac)], np.int32),
+        "cut:waveform": long_flac[None, :limit],
+        "cut:waveform_length": np.array([limit], np.int32),
+        "int_waveform:waveform": np.zeros([1, 1600], np.int32),
+        "int_waveform:waveform_length": np.array([1600], np.int32),
+        "rank1_waveform:waveform": np.zeros([1600], np.float32),
+        "rank1_waveform:waveform_length": np.array([1600], np.int32),
+        "text:inputs": np.array(["1 1 0", "0 1", "1 0 1 1 0 0 1", ""]),
+        "long_text:inputs": np.array([" ".join(["1", "0", "0"] * 10)]),
+        "bad_symbol:inputs": np.array(["1 2"]),
+        "int_text:inputs": np.array([1, 2], np.int32),
+        "rank2_text:inputs": np.array([["1 0"]]),
+    }
+    plan = {
+        name: (
+            run.export_path,
+            sorted(k.split(":")[1] for k in requests if k.startswith(name + ":")),
+        )
+        for name, run in [
+            ("speech", speech_export),
+            ("long", speech_export),
+            ("cut", speech_export),
+            ("int_waveform", speech_export),
+            ("rank1_waveform", speech_export),
+            ("text", text_export),
+            ("long_text", text_export),
+            ("bad_symbol", text_export),
+            ("int_text", text_export),
+            ("rank2_text", text_export),
+        ]
+    }
+    np.savez(directory / "requests.npz", **requests)
+    (directory / "plan.json").write_text(json.dumps(plan))
+    (directory / "loader.py").write_text(_LOADER)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(directory / "loader.py"),
+            str(directory / "requests.npz"),
+            str(directory / "plan.json"),
+            str(directory / "results.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    results = json.loads((directory / "results.json").read_text())
+    results["_waveforms"] = {"speech": speech_batch, "long": long_flac, "limit": limit}
+    return results
+
+
+def test_export_without_t2t_lite_equals_in_process_speech_decoding(speech_run, served):
+    waveforms = served["_waveforms"]["speech"]
+    texts, scores = reference_decode(speech_run, speech_features(waveforms, speech_run.hparams))
+    assert "error" not in served["speech"], served["speech"]
+    assert served["speech"]["outputs"] == texts
+    np.testing.assert_allclose(served["speech"]["scores"], scores, rtol=1e-4, atol=1e-4)
+    assert texts[0] == "hi" and texts[2] == "no"
+
+
+def test_export_without_t2t_lite_equals_in_process_text_decoding(text_run, served):
+    sentences = ["1 1 0", "0 1", "1 0 1 1 0 0 1", ""]
+    texts, scores = reference_decode(
+        text_run, text_features(sentences, text_run.encoders["inputs"])
+    )
+    assert "error" not in served["text"], served["text"]
+    assert served["text"]["outputs"] == texts
+    np.testing.assert_allclose(served["text"]["scores"], scores, rtol=1e-4, atol=1e-4)
+    assert texts[:2] == ["0 1 1", "1 0"]
+
+
+def test_wrong_dtype_or_rank_is_rejected_by_the_signature(served):
+    for name, expected in [
+        ("int_waveform", "expected to be a float tensor but is a int32 tensor"),
+        ("int_text", "expected to be a string tensor but is a int32 tensor"),
+        ("rank1_waveform", "is not compatible with expected shape [?,?]"),
+        ("rank2_text", "is not compatible with expected shape [?]"),
+    ]:
+        result = served[name]
+        assert result.get("error") == "InvalidArgumentError", (name, result)
+        assert expected in result["message"], (name, result)
+
+
+def test_bad_symbol_fails_the_request_with_a_clear_message(served):
+    result = served["bad_symbol"]
+    assert result.get("error") == "InvalidArgumentError", result
+    assert "inputs must be space-separated symbols 0..1" in result["message"]
+
+
+def test_over_long_waveform_is_truncated_to_max_input_frames(speech_run, served):
+    """Documented behaviour: samples past max_input_seq_length frames are ignored."""
+    assert "error" not in served["long"], served["long"]
+    assert served["long"] == served["cut"]
+    limit = served["_waveforms"]["limit"]
+    cut = served["_waveforms"]["long"][:limit]
+    texts, scores = reference_decode(speech_run, speech_features([cut], speech_run.hparams))
+    assert served["long"]["outputs"] == texts
+    np.testing.assert_allclose(served["long"]["scores"], scores, rtol=1e-4, atol=1e-4)
+    assert len(featurize(cut, speech_run.hparams, training=False)) == 300
+    # Output is capped by the static decode length (max_target_seq_length bytes).
+    assert len(texts[0].encode("utf-8", errors="replace")) <= 16
+
+
+def test_over_long_text_keeps_the_first_tokens_and_eos(text_run, served):
+    assert "error" not in served["long_text"], served["long_text"]
+    first = " ".join((["1", "0", "0"] * 10)[:11])  # max_input_seq_length 12 = 11 + EOS
+    texts, scores = reference_decode(text_run, text_features([first], text_run.encoders["inputs"]))
+    assert served["long_text"]["outputs"] == texts
+    np.testing.assert_allclose(served["long_text"]["scores"], scores, rtol=1e-4, atol=1e-4)
+
+
+# -- the library's refusals and the versioned layout -----------------------------------
+
+
+def test_versions_are_atomic_increasing_and_never_overwritten(text_export):
+    export_dir = os.path.dirname(text_export.export_path)
+    assert sorted(os.listdir(export_dir)) == ["3"]  # no temporary left behind
+    assert os.path.exists(os.path.join(text_export.export_path, "saved_model.pb"))
+    metadata = json.loads(
+        open(os.path.join(text_export.export_path, "assets.extra", export.METADATA_FILE)).read()
+    )
+    assert metadata["max_decode_length"] == 24 and metadata["max_input_tokens"] == 12
+    assert export.next_version(export_dir) > 3
+    with pytest.raises(export.ExportError, match="already exists"):
+        export.check_version(export_dir, 3)
+
+
+def test_sentencepiece_problem_is_refused_in_one_sentence():
+    from t2t_lite.data.text_encoders import SentencePieceEncoder
+
+    encoder = SentencePieceEncoder.__new__(SentencePieceEncoder)  # no model file needed
+    problem = registry.problem("librispeech_sentencepiece")
+    with pytest.raises(export.ExportError) as error:
+        export.check_exportable(problem, {"targets": encoder})
+    message = str(error.value)
+    assert "SentencePiece" in message and "tensorflow-text" in message
+    assert message.count(". ") == 0 and message.endswith(".")
+
+
+# -- the command line -----------------------------------------------------------------
+
+
+def exporter(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["t2t-lite-exporter", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_cli_writes_a_version_directory(text_run, tmp_path):
+    export_dir = tmp_path / "exports"
+    result = exporter(
+        f"--output_dir={text_run.output_dir}",
+        f"--export_dir={export_dir}",
+        "--decode_hparams=beam_size=1",
+        "--export_version=5",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == str(export_dir / "5")
+    assert sorted(os.listdir(export_dir)) == ["5"]
+    metadata = json.loads((export_dir / "5" / "assets.extra" / export.METADATA_FILE).read_text())
+    assert metadata["problem"] == "algorithmic_reverse_binary40"  # from flags.json
+    assert metadata["decode_hparams"]["beam_size"] == 1
+    assert metadata["checkpoint"].endswith("ckpt-60")
+
+
+@pytest.mark.parametrize(
+    "case, expected",
+    [
+        ("missing_output_dir", "does not exist; pass a t2t-lite-trainer output directory."),
+        ("no_checkpoint", "holds no checkpoint"),
+        ("no_export_dir", "--export_dir is required."),
+    ],
+)
+def test_cli_bad_input_is_one_line_and_exit_1(case, expected, text_run, tmp_path):
+    output_dir = tmp_path / "run"
+    if case == "no_checkpoint":
+        output_dir.mkdir()
+        for name in (run_dir.HPARAMS_FILE, run_dir.FLAGS_FILE):
+            (output_dir / name).write_text(open(os.path.join(text_run.output_dir, name)).read())
+    args = [f"--output_dir={output_dir}"]
+    if case != "no_export_dir":
+        args.append(f"--export_dir={tmp_path / 'exports'}")
+    result = exporter(*args)
+    assert result.returncode == 1, result.stderr[-3000:]
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("t2t-lite-exporter: error: ") and expected in last
+    assert "Traceback" not in result.stderr
+    assert not os.path.exists(tmp_path / "exports")

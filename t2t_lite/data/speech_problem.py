@@ -54,28 +54,40 @@ class Utterance:
     transcript: str
 
 
-def featurize(waveform, hparams: HParams, training: bool, seed=None):
-    """A float32 `[samples]` waveform -> `[frames, mel_bins, channels]` features.
+def log_mel_features(waveforms, waveform_lengths, hparams: HParams, dither=0.0, seed=None):
+    """`[batch, samples]` -> T2T's log-mel (+ delta-delta) `[batch, frames, bins, channels]`.
 
-    The graph half of speech featurization, shared by the input pipeline and
-    the SavedModel export (which calls it with `training=False`).
+    Frames past each waveform's length are zero; normalization is left to
+    the caller (per utterance, over its real frames).
     """
-    waveform = tf.convert_to_tensor(waveform, tf.float32)
     features = audio_features.compute_mel_filterbank_features(
-        waveform[None],
+        waveforms,
         sample_rate=hparams.audio_sample_rate,
-        dither=hparams.audio_dither if training else 0.0,
+        dither=dither,
         preemphasis=hparams.audio_preemphasis,
         frame_length=hparams.audio_frame_length,
         frame_step=hparams.audio_frame_step,
         lower_edge_hertz=hparams.audio_lower_edge_hertz,
         upper_edge_hertz=hparams.audio_upper_edge_hertz,
         num_mel_bins=hparams.audio_num_mel_bins,
-        waveform_lengths=tf.shape(waveform)[:1],
+        waveform_lengths=waveform_lengths,
         seed=seed,
     )
     if hparams.audio_add_delta_deltas:
         features = audio_features.add_delta_deltas(features)
+    return features
+
+
+def featurize(waveform, hparams: HParams, training: bool, seed=None):
+    """A float32 `[samples]` waveform -> `[frames, mel_bins, channels]` features.
+
+    The graph half of speech featurization, used by the input pipeline and
+    decode_from_file (the SavedModel export uses its batch twin,
+    `serving_module.featurize_batch`, which must give the same values).
+    """
+    waveform = tf.convert_to_tensor(waveform, tf.float32)
+    dither = hparams.audio_dither if training else 0.0
+    features = log_mel_features(waveform[None], tf.shape(waveform)[:1], hparams, dither, seed)
     features = audio_features.normalize_per_utterance(features)[0]
     if training and (hparams.specaugment_freq_masks or hparams.specaugment_time_masks):
         features = audio_features.spec_augment(

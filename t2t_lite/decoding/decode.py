@@ -16,7 +16,7 @@ import tensorflow as tf
 from t2t_lite.decoding.beam_search import beam_search
 from t2t_lite.hparam import HParams
 
-_LENGTH_QUANTUM = 16
+LENGTH_QUANTUM = 16
 _DEFAULT_CAP = 256
 
 
@@ -62,7 +62,7 @@ class BatchDecoder:
         if self.model.input_modality == "speech":
             input_length = math.ceil(input_length / 4)  # the front end's reduction
         wanted = input_length + self.decode_hp.extra_length
-        wanted = _LENGTH_QUANTUM * math.ceil(wanted / _LENGTH_QUANTUM)
+        wanted = LENGTH_QUANTUM * math.ceil(wanted / LENGTH_QUANTUM)
         return max(1, min(self.cap, wanted))
 
     def _function(self, decode_length: int):

@@ -40,9 +40,10 @@ import tensorflow as tf
 
 from t2t_lite.data import audio_features
 from t2t_lite.data.problem import Problem
+from t2t_lite.data.speech_problem import log_mel_features
 from t2t_lite.data.text_encoders import EOS_ID, TextEncoder
 from t2t_lite.decoding.beam_search import beam_search
-from t2t_lite.decoding.decode import _LENGTH_QUANTUM, BatchDecoder
+from t2t_lite.decoding.decode import LENGTH_QUANTUM, BatchDecoder
 from t2t_lite.hparam import HParams
 
 # Limits used when the hparams set none: 30 s of audio, 256 text tokens.
@@ -109,20 +110,7 @@ def featurize_batch(
     # sure even an empty request has a frame to run the model on.
     step = int(hparams.audio_frame_step * hparams.audio_sample_rate / 1000)
     waveforms = tf.pad(waveforms, [[0, 0], [0, step + 1]])
-    features = audio_features.compute_mel_filterbank_features(
-        waveforms,
-        sample_rate=hparams.audio_sample_rate,
-        dither=0.0,
-        preemphasis=hparams.audio_preemphasis,
-        frame_length=hparams.audio_frame_length,
-        frame_step=hparams.audio_frame_step,
-        lower_edge_hertz=hparams.audio_lower_edge_hertz,
-        upper_edge_hertz=hparams.audio_upper_edge_hertz,
-        num_mel_bins=hparams.audio_num_mel_bins,
-        waveform_lengths=lengths,
-    )
-    if hparams.audio_add_delta_deltas:
-        features = audio_features.add_delta_deltas(features)
+    features = log_mel_features(waveforms, lengths, hparams)
     frame_lengths = audio_features.num_feature_frames(
         lengths, hparams.audio_sample_rate, hparams.audio_frame_step, hparams.audio_preemphasis
     )
@@ -235,7 +223,7 @@ class ServingModule(tf.Module):
     def _decode_length(self, input_length: tf.Tensor) -> tf.Tensor:
         """BatchDecoder.decode_length in TF ops (its input is a tensor here)."""
         wanted = input_length + self._parts.decode_hp.extra_length
-        wanted = _LENGTH_QUANTUM * ((wanted + _LENGTH_QUANTUM - 1) // _LENGTH_QUANTUM)
+        wanted = LENGTH_QUANTUM * ((wanted + LENGTH_QUANTUM - 1) // LENGTH_QUANTUM)
         return tf.clip_by_value(wanted, 1, self.max_decode_length)
 
     def _decode(self, features: dict, input_length: tf.Tensor) -> dict:

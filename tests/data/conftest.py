@@ -1,6 +1,7 @@
 """Small generated datasets shared by the data tests."""
 
 import pytest
+
 from t2t_lite.problems.algorithmic import AlgorithmicReverseBinary40
 
 

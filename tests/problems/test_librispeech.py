@@ -15,12 +15,12 @@ import pytest
 import soundfile
 import tensorflow as tf
 import tensorflow_datasets as tfds
-from t2t_lite.problems import librispeech
 
 from t2t_lite import registry
 from t2t_lite.data import shards
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError
 from t2t_lite.data.text_encoders import ByteTextEncoder
+from t2t_lite.problems import librispeech
 
 MINI = pathlib.Path("/work/shared/testdata/librispeech_mini")
 SMALL_SHARDS = {TRAIN: 2, EVAL: 1, TEST: 1}

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 import soundfile
 import tensorflow as tf
-from t2t_lite.problems.spoken_synth import SpokenSynth
 
 from t2t_lite import registry
 from t2t_lite.data import spoken_corpus
 from t2t_lite.data.espeak import EspeakError
 from t2t_lite.data.problem import DataError
 from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder
+from t2t_lite.problems.spoken_synth import SpokenSynth
 
 
 class TinySpokenSynth(SpokenSynth):

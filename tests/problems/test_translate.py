@@ -8,12 +8,12 @@ import os
 import pytest
 import tensorflow as tf
 import tensorflow_datasets as tfds
-from t2t_lite.problems import translate
 
 from t2t_lite import registry
 from t2t_lite.data import shards
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError
 from t2t_lite.data.text_encoders import EOS_ID, SentencePieceEncoder
+from t2t_lite.problems import translate
 
 NUM_MOCK_EXAMPLES = 12
 

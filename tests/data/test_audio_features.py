@@ -10,9 +10,10 @@ import tensorflow as tf
 
 from t2t_lite.data import audio_features, audio_io
 
-UTTERANCE = pathlib.Path(
-    "/work/shared/testdata/librispeech_mini/LibriSpeech/test-clean/1089/134691/"
-    "1089-134691-0000.flac"
+# The repository is cloned with shared/ beside it (here and in CI).
+UTTERANCE = (
+    pathlib.Path(__file__).resolve().parents[3]
+    / "shared/testdata/librispeech_mini/LibriSpeech/test-clean/1089/134691/1089-134691-0000.flac"
 )
 # The speech problem's settings (DESIGN.md) and T2T's function defaults.
 MEL_EDGES = [(20.0, 8000.0), (80.0, 7600.0)]

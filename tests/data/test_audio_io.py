@@ -11,7 +11,9 @@ import soundfile
 
 from t2t_lite.data import audio_io
 
-LIBRISPEECH = pathlib.Path("/work/shared/testdata/librispeech_mini/LibriSpeech")
+# The repository is cloned with shared/ beside it (here and in CI).
+SHARED = pathlib.Path(__file__).resolve().parents[3] / "shared"
+LIBRISPEECH = SHARED / "testdata" / "librispeech_mini" / "LibriSpeech"
 # Frame counts of the four real utterances (16 kHz, so seconds = frames / 16000).
 LIBRISPEECH_FRAMES = {
     "test-clean/1089/134691/1089-134691-0000.flac": 33360,

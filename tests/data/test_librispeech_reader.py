@@ -19,7 +19,8 @@ import soundfile
 from t2t_lite.data import librispeech_reader as reader
 from t2t_lite.data.problem import DataError, SplitReport
 
-MINI = pathlib.Path("/work/shared/testdata/librispeech_mini")
+# The repository is cloned with shared/ beside it (here and in CI).
+MINI = pathlib.Path(__file__).resolve().parents[3] / "shared" / "testdata" / "librispeech_mini"
 SUBSETS = ["train-clean-100", "test-clean", "test-other"]
 
 

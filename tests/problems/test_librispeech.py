@@ -22,7 +22,8 @@ from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError
 from t2t_lite.data.text_encoders import ByteTextEncoder
 from t2t_lite.problems import librispeech
 
-MINI = pathlib.Path("/work/shared/testdata/librispeech_mini")
+# The repository is cloned with shared/ beside it (here and in CI).
+MINI = pathlib.Path(__file__).resolve().parents[3] / "shared" / "testdata" / "librispeech_mini"
 SMALL_SHARDS = {TRAIN: 2, EVAL: 1, TEST: 1}
 
 

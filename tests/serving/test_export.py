@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -36,7 +37,10 @@ from t2t_lite.serving.serving_module import featurize_batch, max_input_samples
 from t2t_lite.training import run_dir
 from t2t_lite.training.losses import padded_cross_entropy
 
-LIBRISPEECH = "/work/shared/testdata/librispeech_mini/LibriSpeech"
+# The repository is cloned with shared/ beside it (here and in CI).
+LIBRISPEECH = str(
+    pathlib.Path(__file__).resolve().parents[3] / "shared/testdata/librispeech_mini/LibriSpeech"
+)
 FLACS = [
     f"{LIBRISPEECH}/test-clean/1089/134691/1089-134691-0000.flac",  # 2.09 s
     f"{LIBRISPEECH}/train-clean-100/1034/121119/1034-121119-0046.flac",  # 2.46 s

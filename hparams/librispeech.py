@@ -10,10 +10,9 @@ length of a 3-D feature); the v2 and TPU sets count utterances per replica
 examples per TPU core.
 """
 
-from t2t_lite.hparams.transformer import transformer_base, update_hparams_for_tpu
-
 from t2t_lite import registry
 from t2t_lite.hparam import HParams
+from t2t_lite.hparams.transformer import transformer_base, update_hparams_for_tpu
 
 
 def set_librispeech_length_hparams(hparams: HParams) -> HParams:

@@ -53,27 +53,50 @@ def main() -> None:
 
     _, timings["datagen"] = run_step(
         "datagen",
-        ["t2t-lite-datagen", f"--problem={PROBLEM}", f"--data_dir={data_dir}",
-         f"--tmp_dir={tmp_dir}"],
+        [
+            "t2t-lite-datagen",
+            f"--problem={PROBLEM}",
+            f"--data_dir={data_dir}",
+            f"--tmp_dir={tmp_dir}",
+        ],
     )
     _, timings["train"] = run_step(
         "train",
-        ["t2t-lite-trainer", f"--problem={PROBLEM}", f"--hparams_set={HPARAMS_SET}",
-         f"--data_dir={data_dir}", f"--output_dir={output_dir}",
-         f"--train_steps={args.train_steps}", "--local_eval_frequency=1000",
-         "--save_checkpoints_steps=500", "--eval_steps=10", "--eval_decode_examples=100",
-         "--log_step_count_steps=100", "--random_seed=1"],
+        [
+            "t2t-lite-trainer",
+            f"--problem={PROBLEM}",
+            f"--hparams_set={HPARAMS_SET}",
+            f"--data_dir={data_dir}",
+            f"--output_dir={output_dir}",
+            f"--train_steps={args.train_steps}",
+            "--local_eval_frequency=1000",
+            "--save_checkpoints_steps=500",
+            "--eval_steps=10",
+            "--eval_decode_examples=100",
+            "--log_step_count_steps=100",
+            "--random_seed=1",
+        ],
     )
     decoded, timings["decode"] = run_step(
         "decode the held-out voice",
-        ["t2t-lite-decoder", f"--problem={PROBLEM}", f"--data_dir={data_dir}",
-         f"--output_dir={output_dir}", "--dataset_split=test",
-         f"--decode_hparams={args.decode_hparams}"],
+        [
+            "t2t-lite-decoder",
+            f"--problem={PROBLEM}",
+            f"--data_dir={data_dir}",
+            f"--output_dir={output_dir}",
+            "--dataset_split=test",
+            f"--decode_hparams={args.decode_hparams}",
+        ],
     )
     _, timings["export"] = run_step(
         "export",
-        ["t2t-lite-exporter", f"--problem={PROBLEM}", f"--data_dir={data_dir}",
-         f"--output_dir={output_dir}", f"--export_dir={export_dir}"],
+        [
+            "t2t-lite-exporter",
+            f"--problem={PROBLEM}",
+            f"--data_dir={data_dir}",
+            f"--output_dir={output_dir}",
+            f"--export_dir={export_dir}",
+        ],
     )
     wer = re.search(r"WER ([0-9.]+)", decoded)
     print("\n=== quickstart summary")

@@ -54,6 +54,14 @@ setup(
             "jiwer>=3.0",
             "sacrebleu>=2.4",
         ],
+        # The peers scripts/bench.py measures t2t-lite against; torch at the
+        # version of the README's numbers (on Linux, install its CPU build
+        # first: PyPI's default torch wheel is the multi-GB CUDA one).
+        "bench": [
+            "torch==2.13.0",
+            "keras-hub>=0.32",
+            "librosa>=0.11",
+        ],
         "test": [
             "pytest>=8",
             "pytest-xdist>=3.5",

@@ -85,7 +85,7 @@ def _check_rows(rows, reps):
 def test_smallest_run_measures_every_comparison(tmp_path):
     output = tmp_path / "out" / "bench.json"
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--size=smallest", f"--output={output}",
+        [sys.executable, str(SCRIPT), "--size=smallest", "--profile", f"--output={output}",
          f"--log_dir={tmp_path / 'logs'}"],
         capture_output=True, text=True, timeout=1200, cwd=tmp_path,
     )  # fmt: skip
@@ -109,7 +109,7 @@ def test_smallest_run_measures_every_comparison(tmp_path):
     assert {row["cores"] for row in results["pipeline"]["rows"]} == {1, 2}
 
     goals = {goal["name"]: goal for goal in results["goals"]}
-    assert goals["training text: t2t-lite / PyTorch"]["goal"] == 1.3
+    assert goals["training text: t2t-lite / PyTorch (faster OpenMP setting)"]["goal"] == 1.3
     assert goals["training text: t2t-lite GFLOP/s / matmul limit"]["value"] > 0
     for table in (
         "Training, text inputs",
@@ -121,3 +121,9 @@ def test_smallest_run_measures_every_comparison(tmp_path):
     ):
         assert table in result.stdout  # fmt: skip
     assert not (tmp_path / "bench_results.json").exists()  # --output was honoured
+
+    profiles = results["profile"]["results"]
+    assert len(profiles) == 5, results["profile"]["lines"]
+    for profile in profiles.values():
+        assert sum(profile["op_seconds"].values()) > 0
+    assert "| op type | self time (s) | share |" in result.stdout

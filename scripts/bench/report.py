@@ -162,11 +162,12 @@ def memory_table(results: dict) -> list[str]:
 
 
 def goals(results: dict) -> list[dict]:
-    """Every ratio the issue sets a goal for: value (tf.function), XLA value, met."""
+    """Every ratio of t2t-lite to a peer: value (training: tf.function), XLA
+    value, the issue's goal for it (None: reported only) and whether it is met."""
     found = []
 
-    def add(name: str, goal: float, value: float | None, xla: float | None = None):
-        met = None if value is None else value >= goal
+    def add(name: str, goal: float | None, value: float | None, xla: float | None = None):
+        met = None if goal is None or value is None else value >= goal
         found.append({"name": name, "goal": goal, "value": value, "value_xla": xla, "met": met})
 
     training = results.get("training")
@@ -174,21 +175,17 @@ def goals(results: dict) -> list[dict]:
         limit = _median(training.get("matmul"), "gflops")
         for title in ("text", "speech"):
             rows = training[title]["rows"]
-            ours = _median(_find(rows, "t2t"))
-            ours_xla = _median(_find(rows, "t2t_xla"))
-            for keys, name, goal in (
-                (("torch", "torch_passive"), "PyTorch (faster OpenMP setting)",
+            ours, ours_xla = _median(_find(rows, "t2t")), _median(_find(rows, "t2t_xla"))
+            torch_rates = [_median(_find(rows, key)) for key in ("torch", "torch_passive")]
+            peers = (
+                ("PyTorch (faster OpenMP setting)", max(filter(None, torch_rates), default=None),
                  GOALS["train_vs_torch"]),
-                (("keras",), "plain Keras", GOALS["train_vs_keras"]),
-            ):  # fmt: skip
-                peers = [_median(_find(rows, key)) for key in keys]
-                peer = max((p for p in peers if p), default=None)
+                ("plain Keras", _median(_find(rows, "keras")), GOALS["train_vs_keras"]),
+                ("keras-hub", _median(_find(rows, "hub")), None),
+            )  # fmt: skip
+            for name, peer, goal in peers:
                 add(f"training {title}: t2t-lite / {name}", goal,
                     _ratio(ours, peer), _ratio(ours_xla, peer))  # fmt: skip
-            peer = _median(_find(rows, "hub"))
-            found.append({"name": f"training {title}: t2t-lite / keras-hub", "goal": None,
-                          "value": _ratio(ours, peer), "value_xla": _ratio(ours_xla, peer),
-                          "met": None})  # fmt: skip
             add(f"training {title}: t2t-lite GFLOP/s / matmul limit", GOALS["matmul_fraction"],
                 _ratio(_median(_find(rows, "t2t"), "gflops"), limit),
                 _ratio(_median(_find(rows, "t2t_xla"), "gflops"), limit))  # fmt: skip
@@ -200,10 +197,7 @@ def goals(results: dict) -> list[dict]:
             cached = _median(_find(rows, "cached", length=length))
             uncached = _median(_find(rows, "uncached", length=length))
             goal = GOALS["cached_vs_uncached_longest"] if length == lengths[-1] else None
-            found.append({"name": f"decoding {length}: cached / uncached", "goal": goal,
-                          "value": _ratio(cached, uncached), "value_xla": None,
-                          "met": None if goal is None or uncached is None
-                          else cached / uncached >= goal})  # fmt: skip
+            add(f"decoding {length}: cached / uncached", goal, _ratio(cached, uncached))
             add(f"decoding {length}: cached / keras-hub", GOALS["cached_vs_hub"],
                 _ratio(cached, _median(_find(rows, "hub", length=length))))  # fmt: skip
     pipeline = results.get("pipeline")
@@ -211,13 +205,12 @@ def goals(results: dict) -> list[dict]:
         rows = pipeline["rows"]
         for cores in sorted({row["cores"] for row in rows}):
             ours = _median(_find(rows, "t2t", cores=cores))
-            add(f"featurization {cores} core(s): t2t-lite / librosa log-mel",
-                GOALS["featurize_vs_librosa"],
-                _ratio(ours, _median(_find(rows, "logmel", cores=cores))))  # fmt: skip
-            found.append({"name": f"featurization {cores} core(s): t2t-lite / librosa "
-                          "log-mel + deltas + CMVN", "goal": None, "value_xla": None,
-                          "value": _ratio(ours, _median(_find(rows, "deltas", cores=cores))),
-                          "met": None})  # fmt: skip
+            for key, name, goal in (
+                ("logmel", "librosa log-mel", GOALS["featurize_vs_librosa"]),
+                ("deltas", "librosa log-mel + deltas + CMVN", None),
+            ):
+                peer = _median(_find(rows, key, cores=cores))
+                add(f"featurization {cores} core(s): t2t-lite / {name}", goal, _ratio(ours, peer))
     return found
 
 

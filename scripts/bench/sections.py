@@ -14,12 +14,14 @@ import statistics
 from pathlib import Path
 
 from . import flops
-from .runner import Case, Worker, alternate, close_all, start_workers
+from .runner import Case, Worker, WorkerError, alternate, close_all, last_line, start_workers
 from .sizes import Sizes
 
 
 @dataclasses.dataclass(frozen=True)
 class Contender:
+    """One training contender: its key, table label, worker kind and parameters."""
+
     key: str
     label: str
     kind: str
@@ -110,8 +112,11 @@ def training(sizes: Sizes, log_dir: Path, say=print) -> dict:
             gflops = [step_flops * sizes.steps / r["seconds"] / 1e9 for r in measured]
             memory = None
             if worker is not None and not worker.error:
-                memory = worker.memory()
-                memory["baseline_rss_mb"] = memory["baseline_rss_mb"][contender.key]
+                try:
+                    memory = worker.memory()
+                    memory["baseline_rss_mb"] = memory["baseline_rss_mb"][contender.key]
+                except WorkerError as error:
+                    say(f"  {worker.name} FAILED: {last_line(str(error))}")
             rows.append(
                 _row(contender.key, contender.label, worker, measured,
                      gflops=stats(gflops), memory=memory,

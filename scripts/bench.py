@@ -1,8 +1,8 @@
 """t2t-lite's benchmarks against its peers, side by side in one run.
 
     pip install -e ".[bench]"
-    python scripts/bench.py                     # default sizes, ~10 min on 2 cores
-    python scripts/bench.py --size=smallest     # every code path in seconds
+    python scripts/bench.py                     # default sizes: 6-8 min on 2 cores
+    python scripts/bench.py --size=smallest     # every code path, ~2 min (start-ups)
     python scripts/bench.py --sections=decoding --decode_lengths=32,64
 
 Four comparisons, each contender in its own subprocess, warmed up, then
@@ -21,8 +21,8 @@ alternated repetition by repetition (A B C A B C ...):
 --profile adds a per-op profile of t2t-lite's training steps, cached
 decoding and input pipeline: what dominates the time.
 
-Prints Markdown tables (median, min, max, ratio to t2t-lite, the issue's
-goals) and writes every number to --output (bench_results.json). The
+Prints Markdown tables (median, min, max, ratio to t2t-lite, the goals of
+issue #7) and writes every number to --output (bench_results.json). The
 modules live in scripts/bench/; see scripts/bench/__init__.py.
 """
 

@@ -132,7 +132,7 @@ def test_smallest_run_measures_every_comparison(tmp_path):
     assert not (tmp_path / "bench_results.json").exists()  # --output was honoured
 
     profiles = results["profile"]["results"]
-    assert len(profiles) == 5, results["profile"]["lines"]
+    assert len(profiles) == 6, results["profile"]["lines"]
     for profile in profiles.values():
         assert sum(profile["op_seconds"].values()) > 0
     assert "| op type | self time (s) | share |" in result.stdout

@@ -154,6 +154,7 @@ def targets(sizes: Sizes) -> list[tuple]:
         (f"t2t-lite cached decoding, {longest} tokens", "t2t_decode", {},
          {"mode": "cached", "length": longest}, None),
         ("t2t-lite input pipeline, 1 core", "t2t_featurize", {"cores": 1}, {}, 1),
+        ("t2t-lite input pipeline, 2 cores", "t2t_featurize", {"cores": 2}, {}, 2),
     ]  # fmt: skip
 
 

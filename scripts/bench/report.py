@@ -1,8 +1,8 @@
-"""Tables (Markdown, ready for the README), ratios and the issue's goals."""
+"""Tables (Markdown, ready for the README), ratios and the goals of issue #7."""
 
 from __future__ import annotations
 
-# The issue's goals: each ratio is t2t-lite's rate over the peer's.
+# Issue #7's goals: each ratio is t2t-lite's rate over the peer's.
 GOALS = {
     "train_vs_torch": 1.3,
     "train_vs_keras": 1.0,
@@ -163,7 +163,7 @@ def memory_table(results: dict) -> list[str]:
 
 def goals(results: dict) -> list[dict]:
     """Every ratio of t2t-lite to a peer: value (training: tf.function), XLA
-    value, the issue's goal for it (None: reported only) and whether it is met."""
+    value, issue #7's goal for it (None: reported only) and whether it is met."""
     found = []
 
     def add(name: str, goal: float | None, value: float | None, xla: float | None = None):

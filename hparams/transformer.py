@@ -52,6 +52,10 @@ def transformer_base() -> HParams:
         initializer="uniform_unit_scaling",  # variance scaling, fan_avg, uniform
         initializer_gain=1.0,
         label_smoothing=0.1,
+        # t2t-lite addition (not in T2T): weight of an auxiliary CTC loss on
+        # the encoder output, mixed with the decoder's cross-entropy as
+        # (1 - w) * xent + w * ctc. 0 is T2T's pure attention training.
+        ctc_loss_weight=0.0,
         activation_dtype="float32",
         # Optimization.
         optimizer="adam",

@@ -64,6 +64,7 @@ MODEL_HPARAMS = (
     "initializer",
     "initializer_gain",
     "activation_dtype",
+    "ctc_loss_weight",
 )
 
 _DTYPE_POLICIES = {"float32": None, "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
@@ -121,6 +122,9 @@ class Transformer(keras.Model):
             vocabularies are the same).
         multiply_embedding_mode: "sqrt_depth" or "none".
         initializer, initializer_gain: T2T's kernel initializer.
+        ctc_head: add a projection of the encoder output to target logits
+            for an auxiliary CTC loss (`call_with_ctc`); hparam
+            `ctc_loss_weight > 0` turns it on.
 
     Call arguments:
         features: dict with "targets" `[batch, length]` ids and, unless
@@ -168,6 +172,7 @@ class Transformer(keras.Model):
         multiply_embedding_mode: str = "sqrt_depth",
         initializer: str = "uniform_unit_scaling",
         initializer_gain: float = 1.0,
+        ctc_head: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -175,6 +180,8 @@ class Transformer(keras.Model):
             raise ValueError(f"unknown input_modality {input_modality!r}; use symbol or speech.")
         if input_modality == "symbol" and input_vocab_size < 1:
             raise ValueError("input_modality 'symbol' needs input_vocab_size >= 1.")
+        if ctc_head and input_modality is None:
+            raise ValueError("ctc_head needs inputs: a decoder-only model has no encoder.")
         if pos not in ("timing", "none"):
             raise ValueError(f"unknown pos {pos!r}; use timing or none.")
         if multiply_embedding_mode not in ("sqrt_depth", "none"):
@@ -268,6 +275,16 @@ class Transformer(keras.Model):
                 for i in range(num_encoder_layers)
             ]
             self.encoder_norm = stack_end("encoder_norm")
+        self.ctc_projection = None
+        if ctc_head:
+            self.ctc_projection = keras.layers.Dense(
+                target_vocab_size,
+                kernel_initializer=kernel_init,
+                dtype=policy,
+                name="ctc_projection",
+            )
+            # Built now so checkpoints hold it even before the first CTC step.
+            self.ctc_projection.build((None, None, hidden_size))
         self.decoder_dropout = embedding_dropout("decoder_input_dropout")
         self.decoder_layers = [
             TransformerDecoderLayer(
@@ -331,6 +348,7 @@ class Transformer(keras.Model):
             multiply_embedding_mode=hparams.multiply_embedding_mode,
             initializer=hparams.initializer,
             initializer_gain=hparams.initializer_gain,
+            ctc_head=hparams.ctc_loss_weight > 0,
             **kwargs,
         )
 
@@ -379,6 +397,22 @@ class Transformer(keras.Model):
         if self.has_inputs:
             memory, memory_mask = self.encode(features, training=training)
         return self.decode(features["targets"], memory, memory_mask, training=training)
+
+    def call_with_ctc(self, features, training=None):
+        """The training forward pass with the CTC head.
+
+        Returns:
+            `(logits, ctc_logits, ctc_mask)`: the decoder's float32 logits as
+            `call` returns them, float32 per-frame target logits of the
+            encoder output `[batch, frames, target_vocab_size]` (blank is
+            PAD_ID), and the encoder's nonpadding mask `[batch, frames]`.
+        """
+        if self.ctc_projection is None:
+            raise ValueError("call_with_ctc needs a model built with ctc_head=True.")
+        memory, memory_mask = self.encode(features, training=training)
+        logits = self.decode(features["targets"], memory, memory_mask, training=training)
+        ctc_logits = ops.cast(self.ctc_projection(memory), "float32")
+        return logits, ctc_logits, memory_mask
 
     # -- incremental decoding ------------------------------------------------------------
 

@@ -1,10 +1,15 @@
-"""T2T's padded cross-entropy with label smoothing."""
+"""T2T's padded cross-entropy with label smoothing, and an auxiliary CTC loss.
+
+Both come as sums over the batch with the count they sum over, so that the
+train step can divide by the token count of the global batch.
+"""
 
 import math
 
 import tensorflow as tf
 
 PAD_ID = 0
+EOS_ID = 1
 
 
 def smoothing_entropy_constant(vocab_size: int, label_smoothing: float) -> float:
@@ -22,13 +27,36 @@ def smoothing_entropy_constant(vocab_size: int, label_smoothing: float) -> float
     )
 
 
-def padded_cross_entropy(logits, labels, label_smoothing: float = 0.1):
-    """Mean label-smoothed cross-entropy over non-padding target tokens.
+def summed_cross_entropy(logits, labels, label_smoothing: float = 0.1):
+    """`(sum of T2T's smoothed cross-entropy over non-padding tokens, token count)`.
 
     T2T's `padded_cross_entropy` with `smoothing_cross_entropy`: soft targets
     `1 - label_smoothing` on the label and `label_smoothing / (vocab - 1)`
     elsewhere, minus the constant entropy of those soft targets, weighted by
-    `labels != 0` and divided by the number of non-padding tokens.
+    `labels != 0`.
+
+    Args:
+        logits: `[batch, length, vocab]` (computed in float32).
+        labels: `[batch, length]` int ids, 0 = padding.
+        label_smoothing: T2T's `label_smoothing` hparam.
+
+    Returns:
+        `(loss_sum, num_tokens)`, both float32 scalars.
+    """
+    logits = tf.cast(logits, tf.float32)
+    labels = tf.cast(labels, tf.int32)
+    vocab_size = logits.shape[-1]
+    confidence = 1.0 - label_smoothing
+    low_confidence = label_smoothing / float(vocab_size - 1)
+    soft_targets = tf.one_hot(labels, vocab_size, on_value=confidence, off_value=low_confidence)
+    xent = tf.nn.softmax_cross_entropy_with_logits(labels=soft_targets, logits=logits)
+    xent -= smoothing_entropy_constant(vocab_size, label_smoothing)
+    weights = tf.cast(tf.not_equal(labels, PAD_ID), tf.float32)
+    return tf.reduce_sum(xent * weights), tf.reduce_sum(weights)
+
+
+def padded_cross_entropy(logits, labels, label_smoothing: float = 0.1):
+    """Mean label-smoothed cross-entropy over non-padding target tokens.
 
     Args:
         logits: `[batch, length, vocab]` (computed in float32).
@@ -42,15 +70,50 @@ def padded_cross_entropy(logits, labels, label_smoothing: float = 0.1):
     Example:
     >>> loss, tokens = padded_cross_entropy(tf.zeros([1, 2, 4]), [[2, 0]])
     """
+    loss_sum, num_tokens = summed_cross_entropy(logits, labels, label_smoothing)
+    return loss_sum / tf.maximum(num_tokens, 1.0), num_tokens
+
+
+def summed_ctc_loss(logits, logit_mask, labels):
+    """Sum over the batch of the CTC loss of `labels` given per-frame `logits`.
+
+    The auxiliary loss of hybrid CTC/attention training (Watanabe et al.,
+    2017): it makes the encoder align audio to characters on its own, which
+    the attention decoder then finds instead of having to discover alignment
+    through cross-attention. Blank is PAD_ID (0), a symbol no transcript
+    holds; EOS and padding are dropped from the labels. An example whose
+    frames cannot hold its labels (fewer frames than labels plus repeated
+    pairs) has no CTC path: it contributes 0 rather than an infinite loss.
+
+    Args:
+        logits: `[batch, frames, vocab]` (computed in float32).
+        logit_mask: `[batch, frames]`, 1 at real (right-padded) frames.
+        labels: `[batch, length]` target ids ending in EOS, 0-padded.
+
+    Returns:
+        float32 scalar: the summed negative log-likelihood.
+
+    Example:
+    >>> loss = summed_ctc_loss(tf.zeros([1, 4, 5]), tf.ones([1, 4]), [[3, 4, 1, 0]])
+    """
     logits = tf.cast(logits, tf.float32)
     labels = tf.cast(labels, tf.int32)
-    vocab_size = logits.shape[-1]
-    confidence = 1.0 - label_smoothing
-    low_confidence = (1.0 - confidence) / float(vocab_size - 1)
-    soft_targets = tf.one_hot(labels, vocab_size, on_value=confidence, off_value=low_confidence)
-    xent = tf.nn.softmax_cross_entropy_with_logits(labels=soft_targets, logits=logits)
-    xent -= smoothing_entropy_constant(vocab_size, label_smoothing)
-    weights = tf.cast(tf.not_equal(labels, PAD_ID), tf.float32)
-    num_tokens = tf.reduce_sum(weights)
-    loss = tf.reduce_sum(xent * weights) / tf.maximum(num_tokens, 1.0)
-    return loss, num_tokens
+    labels = tf.where(tf.equal(labels, EOS_ID), PAD_ID, labels)
+    real = tf.not_equal(labels, PAD_ID)
+    label_length = tf.reduce_sum(tf.cast(real, tf.int32), axis=1)
+    repeats = tf.logical_and(real[:, 1:], tf.equal(labels[:, 1:], labels[:, :-1]))
+    needed = label_length + tf.reduce_sum(tf.cast(repeats, tf.int32), axis=1)
+    logit_length = tf.cast(tf.reduce_sum(tf.cast(logit_mask, tf.float32), axis=1), tf.int32)
+    feasible = needed <= logit_length
+    # An empty label sequence always has a path (all blanks), so the infeasible
+    # examples stay finite (no NaN gradient) before being zeroed.
+    label_length = tf.where(feasible, label_length, 0)
+    losses = tf.nn.ctc_loss(
+        labels=labels,
+        logits=logits,
+        label_length=label_length,
+        logit_length=logit_length,
+        logits_time_major=False,
+        blank_index=PAD_ID,
+    )
+    return tf.reduce_sum(losses * tf.cast(feasible, tf.float32))

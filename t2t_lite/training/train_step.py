@@ -15,9 +15,15 @@ import dataclasses
 import keras
 import tensorflow as tf
 
-from t2t_lite.training.losses import PAD_ID, smoothing_entropy_constant
+from t2t_lite.training.losses import summed_cross_entropy, summed_ctc_loss
 
-STEP_HPARAMS = ("label_smoothing", "clip_grad_norm", "weight_decay", "audio_frame_step")
+STEP_HPARAMS = (
+    "label_smoothing",
+    "clip_grad_norm",
+    "weight_decay",
+    "audio_frame_step",
+    "ctc_loss_weight",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,20 +32,7 @@ class StepSettings:
     clip_grad_norm: float
     l2_weight_decay: float  # T2T's weight_decay as an L2 loss term (0 with AdamW)
     frame_seconds: float  # seconds per input frame (speech), for throughput
-
-
-def summed_cross_entropy(logits, targets, label_smoothing: float):
-    """(sum of T2T's smoothed cross-entropy over non-padding tokens, token count)."""
-    logits = tf.cast(logits, tf.float32)
-    vocab_size = logits.shape[-1]
-    confidence = 1.0 - label_smoothing
-    soft = tf.one_hot(
-        targets, vocab_size, on_value=confidence, off_value=label_smoothing / (vocab_size - 1)
-    )
-    xent = tf.nn.softmax_cross_entropy_with_logits(labels=soft, logits=logits)
-    xent -= smoothing_entropy_constant(vocab_size, label_smoothing)
-    weights = tf.cast(tf.not_equal(targets, PAD_ID), tf.float32)
-    return tf.reduce_sum(xent * weights), tf.reduce_sum(weights)
+    ctc_loss_weight: float = 0.0  # weight of the encoder's auxiliary CTC loss
 
 
 def _l2_loss(variables) -> tf.Tensor:
@@ -58,8 +51,17 @@ def make_replica_step(model, optimizer, settings: StepSettings):
         targets = tf.cast(features["targets"], tf.int32)
         variables = model.trainable_variables
         with tf.GradientTape() as tape:
-            logits = model(features, training=True)
+            if settings.ctc_loss_weight:
+                logits, ctc_logits, ctc_mask = model.call_with_ctc(features, training=True)
+            else:
+                logits = model(features, training=True)
             xent_sum, tokens = summed_cross_entropy(logits, targets, settings.label_smoothing)
+            if settings.ctc_loss_weight:
+                # Both terms are per-token means of the global batch, mixed as
+                # hybrid CTC/attention training mixes them.
+                ctc_sum = summed_ctc_loss(ctc_logits, ctc_mask, targets)
+                weight = settings.ctc_loss_weight
+                xent_sum = (1.0 - weight) * xent_sum + weight * ctc_sum
             global_tokens = context.all_reduce(tf.distribute.ReduceOp.SUM, tokens)
             loss = xent_sum / tf.maximum(global_tokens, 1.0)
             if settings.l2_weight_decay:

@@ -34,13 +34,9 @@ from t2t_lite.models.checkpointable import model_weights
 from t2t_lite.training import run_dir
 from t2t_lite.training import strategy as strategies
 from t2t_lite.training.learning_rate import T2TSchedule
+from t2t_lite.training.losses import summed_cross_entropy
 from t2t_lite.training.optimizers import make_optimizer, optimizer_name
-from t2t_lite.training.train_step import (
-    StepSettings,
-    make_replica_step,
-    make_train_loop,
-    summed_cross_entropy,
-)
+from t2t_lite.training.train_step import StepSettings, make_replica_step, make_train_loop
 
 
 class TrainingError(RuntimeError):
@@ -180,6 +176,7 @@ class Trainer:
             clip_grad_norm=hparams.clip_grad_norm,
             l2_weight_decay=0.0 if decoupled else hparams.weight_decay,
             frame_seconds=hparams.get("audio_frame_step", 10.0) / 1000.0,
+            ctc_loss_weight=hparams.ctc_loss_weight,
         )
 
     def train(self, evaluate_every: int = 0) -> dict:

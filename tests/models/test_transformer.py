@@ -236,6 +236,23 @@ def test_config_round_trip_and_weights_survive_save_load(tmp_path, speech_model)
     assert clone.get_config() == speech_model.get_config()
 
 
+def test_ctc_head_gives_per_frame_logits_and_the_same_decoder_logits():
+    features = random_features("speech", np.random.default_rng(9))
+    model = make_model("speech", ctc_loss_weight=0.3)
+    # Built with the model: a checkpoint holds it before any CTC step runs.
+    assert model.ctc_projection.built
+    logits, ctc_logits, ctc_mask = model.call_with_ctc(features)
+    np.testing.assert_allclose(logits, model(features), atol=1e-6)
+    assert ctc_logits.shape == (BATCH, FRAMES // 4, VOCAB) and ctc_logits.dtype == tf.float32
+    np.testing.assert_array_equal(ctc_mask, model.encode(features)[1])
+    clone = Transformer.from_config(model.get_config())
+    assert clone.ctc_projection is not None
+    with pytest.raises(ValueError, match="ctc_head=True"):
+        make_model("speech").call_with_ctc(features)
+    with pytest.raises(ValueError, match="decoder-only model has no encoder"):
+        Transformer(10, input_modality=None, ctc_head=True)
+
+
 def test_librispeech_v2_has_t2t_shape_and_parameter_count():
     hparams = registry.hparams("transformer_librispeech_v2")
     model = Transformer.from_hparams(hparams, input_modality="speech", target_vocab_size=256)

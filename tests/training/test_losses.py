@@ -1,11 +1,17 @@
-"""padded_cross_entropy equals T2T's formula, computed by hand."""
+"""padded_cross_entropy equals T2T's formula and the CTC loss a brute-force sum, by hand."""
 
+import itertools
 import math
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
-from t2t_lite.training.losses import padded_cross_entropy, smoothing_entropy_constant
+from t2t_lite.training.losses import (
+    padded_cross_entropy,
+    smoothing_entropy_constant,
+    summed_ctc_loss,
+)
 
 
 def test_loss_equals_hand_computed_value_with_smoothing_and_padding():
@@ -51,3 +57,36 @@ def test_perfect_smoothed_prediction_costs_zero_and_no_smoothing_is_plain_xent()
 def test_all_padding_gives_zero_not_nan():
     loss, tokens = padded_cross_entropy(np.zeros((1, 2, 3), np.float32), [[0, 0]], 0.1)
     assert float(tokens) == 0.0 and float(loss) == 0.0
+
+
+def _brute_force_ctc(logits, labels):
+    """-log of the summed probability of every frame path that collapses to `labels`."""
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    total = 0.0
+    for path in itertools.product(range(logits.shape[1]), repeat=logits.shape[0]):
+        collapsed = [s for i, s in enumerate(path) if s != 0 and (i == 0 or path[i - 1] != s)]
+        if collapsed == labels:
+            total += math.exp(sum(log_probs[t, s] for t, s in enumerate(path)))
+    return -math.log(total)
+
+
+def test_ctc_loss_equals_brute_force_sum_over_alignments_and_drops_eos_and_padding():
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(2, 5, 4)).astype(np.float32)
+    mask = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 1, 0]], np.float32)
+    labels = np.array([[2, 3, 3, 1, 0], [3, 2, 1, 0, 0]])  # ids, EOS (1), padding
+    expected = _brute_force_ctc(logits[0], [2, 3, 3]) + _brute_force_ctc(logits[1, :4], [3, 2])
+    assert float(summed_ctc_loss(logits, mask, labels)) == pytest.approx(expected, rel=1e-5)
+
+
+def test_ctc_example_too_long_for_its_frames_adds_zero_with_finite_gradients():
+    logits = tf.Variable(np.random.default_rng(1).normal(size=(2, 3, 4)).astype(np.float32))
+    mask = np.ones((2, 3), np.float32)
+    # Row 0 needs 4 frames (3 labels + 1 repeated pair); row 1 fits.
+    labels = np.array([[2, 2, 3, 1], [3, 1, 0, 0]])
+    with tf.GradientTape() as tape:
+        loss = summed_ctc_loss(logits, mask, labels)
+    grads = tape.gradient(loss, logits).numpy()
+    assert float(loss) == pytest.approx(_brute_force_ctc(logits.numpy()[1], [3]), rel=1e-5)
+    assert np.isfinite(grads).all()
+    assert not grads[0].any() and grads[1].any()

@@ -29,10 +29,10 @@ def test_small_speech_set_trains_and_dev_wer_goes_down(tmp_path):
     config = TrainerConfig(
         output_dir=str(tmp_path / "run"),
         data_dir=data_dir,
-        train_steps=400,
+        train_steps=700,
         eval_steps=3,
-        local_eval_frequency=200,
-        save_checkpoints_steps=400,
+        local_eval_frequency=350,
+        save_checkpoints_steps=700,
         iterations_per_loop=50,
         log_step_count_steps=100,
         eval_decode_examples=24,
@@ -42,7 +42,7 @@ def test_small_speech_set_trains_and_dev_wer_goes_down(tmp_path):
     trainer = Trainer(problem, hparams, "transformer", config, tf.distribute.get_strategy())
     trainer.train(evaluate_every=config.local_eval_frequency)
     results = run_dir.read_eval_results(config.output_dir)
-    assert [r["step"] for r in results] == [200, 400]
+    assert [r["step"] for r in results] == [350, 700]
     first, second = results[0]["decode_wer"], results[1]["decode_wer"]
     assert second < first, (first, second)
     assert results[1]["loss"] < results[0]["loss"]

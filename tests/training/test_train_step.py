@@ -21,3 +21,38 @@ def test_mirrored_over_two_cpus_follows_the_default_loss_curve():
     assert default["losses"][-1] < default["losses"][0]  # it trains
     assert mirrored["losses"] == pytest.approx(default["losses"], rel=1e-4)
     assert mirrored["checksum"] == pytest.approx(default["checksum"], rel=1e-5)
+
+
+def test_ctc_loss_weight_mixes_the_encoder_ctc_loss_into_the_step_loss():
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from t2t_lite import registry
+    from t2t_lite.models.transformer import Transformer
+    from t2t_lite.training.losses import summed_cross_entropy, summed_ctc_loss
+    from t2t_lite.training.train_step import StepSettings, make_replica_step
+
+    hparams = registry.hparams("transformer_tiny").parse(
+        "hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1,ctc_loss_weight=0.25,"
+        "layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
+    )
+    model = Transformer.from_hparams(hparams, input_modality="speech", target_vocab_size=9)
+    rng = np.random.default_rng(0)
+    features = {
+        "inputs": rng.normal(size=(2, 40, 80, 3)).astype(np.float32),
+        "inputs_length": np.array([40, 30], np.int32),
+        "targets": np.array([[4, 5, 6, 1], [7, 8, 1, 0]], np.int32),
+    }
+    logits, ctc_logits, ctc_mask = model.call_with_ctc(features)
+    xent, tokens = summed_cross_entropy(logits, features["targets"], 0.1)
+    ctc = summed_ctc_loss(ctc_logits, ctc_mask, features["targets"])
+    expected = float((0.75 * xent + 0.25 * ctc) / tokens)
+
+    optimizer = keras.optimizers.SGD(0.0)
+    optimizer.build(model.trainable_variables)
+    settings = StepSettings(0.1, 0.0, 0.0, 0.01, ctc_loss_weight=0.25)
+    step = tf.function(make_replica_step(model, optimizer, settings))
+    stats = step(features)
+    assert float(stats["loss"]) == pytest.approx(expected, rel=1e-5)
+    assert float(stats["grad_norm"]) > 0

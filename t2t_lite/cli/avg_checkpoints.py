@@ -37,8 +37,10 @@ def main(argv: list[str]) -> int:
         output_dir, "averaged", f"ckpt-{int(step)}-avg{len(paths)}"
     )
     written = average_checkpoints(paths, output_path)
-    print(f"averaged {len(paths)} checkpoints ({os.path.basename(paths[0])} .. "
-          f"{os.path.basename(paths[-1])}) into {written}")
+    print(
+        f"averaged {len(paths)} checkpoints ({os.path.basename(paths[0])} .. "
+        f"{os.path.basename(paths[-1])}) into {written}"
+    )
     return 0
 
 

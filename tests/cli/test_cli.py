@@ -81,15 +81,20 @@ def test_misspelled_problem_suggests_close_name(usr_dir):
 
 def test_user_names_resolve_through_the_cli(usr_dir, tmp_path):
     result = run(
-        "t2t-lite-datagen", f"--t2t_usr_dir={usr_dir}", "--problem=librispeech_toy",
+        "t2t-lite-datagen",
+        f"--t2t_usr_dir={usr_dir}",
+        "--problem=librispeech_toy",
         f"--data_dir={tmp_path}",
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "librispeech_toy:\n  train: 20 examples written" in result.stdout
     assert (tmp_path / "librispeech_toy-train-00000-of-00001").exists()
     hparams = run(
-        "t2t-lite-trainer", f"--t2t_usr_dir={usr_dir}", "--problem=librispeech_toy",
-        "--hparams_set=cli_usr_hparams", "--hparams=hidden_size=abc",
+        "t2t-lite-trainer",
+        f"--t2t_usr_dir={usr_dir}",
+        "--problem=librispeech_toy",
+        "--hparams_set=cli_usr_hparams",
+        "--hparams=hidden_size=abc",
     )
     assert hparams.returncode == 1
     assert "hparam 'hidden_size' expects int" in hparams.stderr

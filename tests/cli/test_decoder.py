@@ -27,8 +27,9 @@ def trained(tmp_path_factory):
     root = tmp_path_factory.mktemp("decoder")
     usr = root / "usr"
     usr.mkdir()
-    (usr / "__init__.py").write_text(textwrap.dedent(
-        """
+    (usr / "__init__.py").write_text(
+        textwrap.dedent(
+            """
         from t2t_lite import registry
         from t2t_lite.problems.librispeech import Librispeech
 
@@ -38,15 +39,22 @@ def trained(tmp_path_factory):
                        "test": ("test-clean",)}
             num_shards = {"train": 1, "dev": 1, "test": 1}
         """
-    ))
+        )
+    )
     common = [f"--t2t_usr_dir={usr}", "--problem=librispeech_mini", f"--data_dir={root / 'data'}"]
     datagen = run("t2t-lite-datagen", *common, f"--tmp_dir={MINI}")
     assert datagen.returncode == 0, datagen.stderr[-3000:]
     train = run(
-        "t2t-lite-trainer", *common, f"--output_dir={root / 'out'}",
-        "--hparams_set=transformer_speech_small", f"--hparams={TINY_SPEECH}",
-        "--train_steps=150", "--save_checkpoints_steps=50", "--iterations_per_loop=50",
-        "--schedule=train", "--random_seed=3",
+        "t2t-lite-trainer",
+        *common,
+        f"--output_dir={root / 'out'}",
+        "--hparams_set=transformer_speech_small",
+        f"--hparams={TINY_SPEECH}",
+        "--train_steps=150",
+        "--save_checkpoints_steps=50",
+        "--iterations_per_loop=50",
+        "--schedule=train",
+        "--random_seed=3",
     )
     assert train.returncode == 0, train.stderr[-3000:]
     return usr, root / "data", root / "out"
@@ -55,9 +63,13 @@ def trained(tmp_path_factory):
 def decoder(trained, *extra):
     usr, data_dir, output_dir = trained
     return run(
-        "t2t-lite-decoder", f"--t2t_usr_dir={usr}", "--problem=librispeech_mini",
-        f"--data_dir={data_dir}", f"--output_dir={output_dir}",
-        "--decode_hparams=beam_size=2,alpha=0.6,batch_size=2", *extra,
+        "t2t-lite-decoder",
+        f"--t2t_usr_dir={usr}",
+        "--problem=librispeech_mini",
+        f"--data_dir={data_dir}",
+        f"--output_dir={output_dir}",
+        "--decode_hparams=beam_size=2,alpha=0.6,batch_size=2",
+        *extra,
     )
 
 
@@ -84,8 +96,9 @@ def test_decoding_audio_paths_matches_decoding_the_dataset(trained, tmp_path):
     dataset_hypothesis = (output_dir / "decode_test.txt").read_text().splitlines()
     paths = tmp_path / "paths.txt"
     paths.write_text(str(MINI / "LibriSpeech/test-clean/1089/134691/1089-134691-0000.flac") + "\n")
-    from_file = decoder(trained, f"--decode_from_file={paths}",
-                        f"--decode_to_file={tmp_path / 'out.txt'}")
+    from_file = decoder(
+        trained, f"--decode_from_file={paths}", f"--decode_to_file={tmp_path / 'out.txt'}"
+    )
     assert from_file.returncode == 0, from_file.stderr[-3000:]
     assert (tmp_path / "out.txt").read_text().splitlines() == dataset_hypothesis
 
@@ -101,16 +114,21 @@ def test_bad_audio_path_is_one_clear_line(trained, tmp_path):
 
 def test_averaged_checkpoint_is_accepted_by_the_decoder(trained):
     _, _, output_dir = trained
-    result = run("t2t-lite-avg-checkpoints", f"--output_dir={output_dir}",
-                 "--num_last_checkpoints=3")
+    result = run(
+        "t2t-lite-avg-checkpoints", f"--output_dir={output_dir}", "--num_last_checkpoints=3"
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "averaged 3 checkpoints (ckpt-50 .. ckpt-150)" in result.stdout
-    decoded = decoder(trained, "--dataset_split=test",
-                      f"--checkpoint_path={output_dir / 'averaged'}",
-                      f"--decode_to_file={output_dir / 'avg_decodes.txt'}")
+    decoded = decoder(
+        trained,
+        "--dataset_split=test",
+        f"--checkpoint_path={output_dir / 'averaged'}",
+        f"--decode_to_file={output_dir / 'avg_decodes.txt'}",
+    )
     assert decoded.returncode == 0, decoded.stderr[-3000:]
     assert "[checkpoint ckpt-150-avg3]" in decoded.stdout
-    too_many = run("t2t-lite-avg-checkpoints", f"--output_dir={output_dir}",
-                   "--num_last_checkpoints=9")
+    too_many = run(
+        "t2t-lite-avg-checkpoints", f"--output_dir={output_dir}", "--num_last_checkpoints=9"
+    )
     assert too_many.returncode == 1
     assert "asked to average 9 checkpoints" in too_many.stderr

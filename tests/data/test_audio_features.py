@@ -73,10 +73,7 @@ def _numpy_delta_deltas(filterbank):
         padded = np.pad(filterbank, [[half, half], [0, 0]])
         # Cross-correlation, as tf.nn.conv2d computes it.
         channels.append(
-            sum(
-                tap * padded[offset : offset + len(filterbank)]
-                for offset, tap in enumerate(taps)
-            )
+            sum(tap * padded[offset : offset + len(filterbank)] for offset, tap in enumerate(taps))
         )
     return np.stack(channels, axis=-1)
 
@@ -117,9 +114,7 @@ def test_padding_in_a_batch_does_not_change_real_frames(utterance):
     lengths = [len(utterance), len(other)]
 
     batched = audio_features.compute_mel_filterbank_features(batch, dither=0.0).numpy()
-    alone = audio_features.compute_mel_filterbank_features(
-        other[np.newaxis], dither=0.0
-    ).numpy()
+    alone = audio_features.compute_mel_filterbank_features(other[np.newaxis], dither=0.0).numpy()
     frames = audio_features.num_feature_frames(tf.constant(lengths)).numpy()
 
     assert frames[1] == alone.shape[1]
@@ -156,20 +151,14 @@ def test_features_run_in_tf_data_and_xla(utterance):
     )[0]
 
     def featurize(samples):
-        features = audio_features.compute_mel_filterbank_features(
-            samples[tf.newaxis], dither=0.0
-        )
-        return audio_features.normalize_per_utterance(
-            audio_features.add_delta_deltas(features)[0]
-        )
+        features = audio_features.compute_mel_filterbank_features(samples[tf.newaxis], dither=0.0)
+        return audio_features.normalize_per_utterance(audio_features.add_delta_deltas(features)[0])
 
     dataset = tf.data.Dataset.from_tensors(waveform).map(featurize)
     (from_dataset,) = list(dataset)
     compiled = tf.function(
         lambda samples: audio_features.add_delta_deltas(
-            audio_features.compute_mel_filterbank_features(
-                samples[tf.newaxis], dither=0.0
-            )
+            audio_features.compute_mel_filterbank_features(samples[tf.newaxis], dither=0.0)
         )[0],
         jit_compile=True,
     )(tf.constant(waveform))
@@ -232,9 +221,7 @@ def test_normalization_without_mask_is_t2t_formula():
     normalized = audio_features.normalize_per_utterance(features).numpy()
     mean = features.mean(axis=0, keepdims=True)
     variance = ((features - mean) ** 2).mean(axis=0, keepdims=True)
-    np.testing.assert_allclose(
-        normalized, (features - mean) / np.sqrt(variance + 1e-9), atol=1e-5
-    )
+    np.testing.assert_allclose(normalized, (features - mean) / np.sqrt(variance + 1e-9), atol=1e-5)
 
 
 def test_normalization_of_all_padding_is_zero_not_nan():
@@ -255,13 +242,9 @@ def _runs(flags):
 
 def test_spec_augment_without_masks_is_a_no_op():
     features = tf.random.normal([50, 20, 3])
-    augmented = audio_features.spec_augment(
-        features, num_freq_masks=0, num_time_masks=0, seed=3
-    )
+    augmented = audio_features.spec_augment(features, num_freq_masks=0, num_time_masks=0, seed=3)
     np.testing.assert_array_equal(augmented.numpy(), features.numpy())
-    zero_width = audio_features.spec_augment(
-        features, freq_mask_width=0, time_mask_width=0, seed=3
-    )
+    zero_width = audio_features.spec_augment(features, freq_mask_width=0, time_mask_width=0, seed=3)
     np.testing.assert_array_equal(zero_width.numpy(), features.numpy())
 
 
@@ -313,9 +296,7 @@ def test_spec_augment_is_deterministic_for_a_seed_in_every_mode():
     compiled = tf.function(
         lambda x, seed: audio_features.spec_augment(x, seed=seed), jit_compile=True
     )
-    np.testing.assert_array_equal(
-        compiled(features, tf.constant([11, 0])).numpy(), first
-    )
+    np.testing.assert_array_equal(compiled(features, tf.constant([11, 0])).numpy(), first)
 
     def pipeline():
         seeds = tf.data.Dataset.random(seed=5).batch(2)

@@ -43,14 +43,10 @@ def test_reads_real_librispeech_flac(relative_path):
     # 16-bit FLAC is scaled by 1/32767 both ways, so its samples come back exactly.
     raw, rate = soundfile.read(path, dtype="int16")
     assert rate == 16000
-    np.testing.assert_array_equal(
-        audio_io.to_int16_pcm(waveform), np.maximum(raw, -32767)
-    )
+    np.testing.assert_array_equal(audio_io.to_int16_pcm(waveform), np.maximum(raw, -32767))
 
 
-@pytest.mark.parametrize(
-    "file_rate, channels", [(44100, 2), (8000, 1), (48000, 1), (22050, 2)]
-)
+@pytest.mark.parametrize("file_rate, channels", [(44100, 2), (8000, 1), (48000, 1), (22050, 2)])
 def test_wav_is_resampled_to_16k_and_keeps_its_pitch(tmp_path, file_rate, channels):
     seconds = 0.5
     tone = _sine(440.0, file_rate, seconds)

@@ -146,13 +146,9 @@ def test_unloadable_library_is_a_clear_error(tmp_path):
     fake_library = tmp_path / "libespeak-ng.so"
     fake_library.write_bytes(b"not a shared library")
     with pytest.raises(espeak.EspeakError, match="Cannot load eSpeak NG"):
-        espeak.EspeakSynthesizer(
-            library_path=str(fake_library), data_path=str(tmp_path)
-        )
+        espeak.EspeakSynthesizer(library_path=str(fake_library), data_path=str(tmp_path))
 
 
 def test_missing_voice_data_is_a_clear_error(tmp_path):
     with pytest.raises(espeak.EspeakError, match="failed to initialize"):
-        espeak.EspeakSynthesizer(
-            library_path=espeak._find_espeak()[0], data_path=str(tmp_path)
-        )
+        espeak.EspeakSynthesizer(library_path=espeak._find_espeak()[0], data_path=str(tmp_path))

@@ -29,8 +29,11 @@ def test_every_weight_round_trips(tmp_path):
     other, _ = build(2)
     assert not np.allclose(model(features), other(features))
     path = tf.train.Checkpoint(model=model_weights(model)).save(str(tmp_path / "ckpt"))
-    saved = [n for n in tf.train.load_checkpoint(path).get_variable_to_shape_map()
-             if n.startswith("model/")]
+    saved = [
+        n
+        for n in tf.train.load_checkpoint(path).get_variable_to_shape_map()
+        if n.startswith("model/")
+    ]
     assert len(saved) == len(model.weights)
     tf.train.Checkpoint(model=model_weights(other)).restore(path).assert_consumed()
     np.testing.assert_array_equal(model(features), other(features))

@@ -4,8 +4,9 @@
 `learning_rate_constant`, `min(1, step / warmup)`,
 `rsqrt(max(step, warmup))` and `hidden_size ** -0.5`, with T2T's
 definitions of each factor (`utils/learning_rate.py`). `step` counts
-optimizer updates done so far (T2T's global step), divided by
-`optimizer_multistep_accumulate_steps` when gradients are accumulated.
+optimizer updates done so far: Keras passes `optimizer.iterations`, which
+with gradient accumulation is already the batch count divided by
+`optimizer_multistep_accumulate_steps`, as T2T divided its global step.
 """
 
 from __future__ import annotations
@@ -79,8 +80,7 @@ class T2TSchedule(keras.optimizers.schedules.LearningRateSchedule):
     @classmethod
     def from_hparams(cls, hparams: HParams, train_steps: int = 0) -> T2TSchedule:
         names = parse_schedule(hparams.learning_rate_schedule)
-        needed = {"optimizer_multistep_accumulate_steps"}
-        needed.update(n for name in names for n in FACTOR_HPARAMS[name])
+        needed = {n for name in names for n in FACTOR_HPARAMS[name]}
         return cls(
             hparams.learning_rate_schedule,
             {name: hparams.get(name) for name in sorted(needed)},
@@ -112,9 +112,6 @@ class T2TSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
     def __call__(self, step):
         step = tf.cast(step, tf.float32)
-        accumulate = self.values.get("optimizer_multistep_accumulate_steps", 0)
-        if accumulate > 1:
-            step = tf.floor(step / accumulate)
         rate = tf.constant(1.0, tf.float32)
         for name in self.names:
             rate *= self._factor(name, step)

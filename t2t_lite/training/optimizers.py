@@ -38,6 +38,21 @@ def optimizer_name(hparams: HParams) -> str:
     return name
 
 
+def batch_counter(optimizer: keras.optimizers.Optimizer):
+    """The variable counting every batch the optimizer was applied to.
+
+    That is T2T's global step, which `train_steps`, checkpoints and logs
+    count. Keras's public `iterations` counts updates instead: with gradient
+    accumulation it is `floor(batches / accumulate_steps)`, a tensor rather
+    than a variable, and it is what the learning-rate schedule is given (T2T
+    divided its global step the same way for the schedule). Keras 3 keeps the
+    batch count in the optimizer's `_iterations` variable (inside a
+    `LossScaleOptimizer`, its inner optimizer's).
+    """
+    inner = getattr(optimizer, "inner_optimizer", optimizer)
+    return inner._iterations
+
+
 def make_optimizer(hparams: HParams, learning_rate) -> keras.optimizers.Optimizer:
     """The optimizer `hparams.optimizer` names, with T2T's settings.
 

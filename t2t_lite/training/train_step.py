@@ -68,7 +68,7 @@ def make_replica_step(model, optimizer, settings: StepSettings):
                 loss += settings.l2_weight_decay * _l2_loss(variables) / replicas
             scaled_loss = optimizer.scale_loss(loss) if loss_scaling else loss
         grads = tape.gradient(scaled_loss, variables)
-        scale = tf.cast(optimizer.scale, tf.float32) if loss_scaling else 1.0
+        scale = tf.cast(optimizer.dynamic_scale, tf.float32) if loss_scaling else 1.0
         if replicas > 1:
             grads = context.all_reduce(tf.distribute.ReduceOp.SUM, grads)
         grad_norm = tf.linalg.global_norm(grads) / scale

@@ -35,7 +35,7 @@ from t2t_lite.training import run_dir
 from t2t_lite.training import strategy as strategies
 from t2t_lite.training.learning_rate import T2TSchedule
 from t2t_lite.training.losses import summed_cross_entropy
-from t2t_lite.training.optimizers import make_optimizer, optimizer_name
+from t2t_lite.training.optimizers import batch_counter, make_optimizer, optimizer_name
 from t2t_lite.training.train_step import StepSettings, make_replica_step, make_train_loop
 
 
@@ -100,11 +100,12 @@ class Trainer:
                 self.optimizer = keras.optimizers.LossScaleOptimizer(self.optimizer)
             # Slots must exist before the first distributed step.
             self.optimizer.build(self.model.trainable_variables)
-            # `step` duplicates optimizer.iterations under a name readers can find.
+            # Batches trained (T2T's global step), also under a name readers find.
+            self._batches = batch_counter(self.optimizer)
             self.checkpoint = tf.train.Checkpoint(
                 model=model_weights(self.model),
                 optimizer=self.optimizer,
-                step=self.optimizer.iterations,
+                step=self._batches,
             )
         task_id = getattr(getattr(strategy, "cluster_resolver", None), "task_id", 0) or 0
         self._checkpoint_dir = run_dir.checkpoint_dir(config.output_dir, self.chief, task_id)
@@ -135,7 +136,7 @@ class Trainer:
 
     @property
     def step(self) -> int:
-        return int(self.optimizer.iterations.numpy())
+        return int(self._batches.numpy())
 
     def restore(self) -> int:
         """Restores the latest checkpoint of output_dir, if any; returns the step."""
@@ -243,7 +244,7 @@ class Trainer:
         steps = max(window["steps"], 1)
         seconds = max(time.time() - window["start"], 1e-9)
         stats = window["stats"]
-        learning_rate = float(self.schedule(self.step))
+        learning_rate = float(self.schedule(self.optimizer.iterations))
         values = {
             "loss": stats.get("loss", 0.0) / steps,
             "learning_rate": learning_rate,

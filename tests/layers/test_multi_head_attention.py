@@ -106,7 +106,7 @@ def test_cached_decoding_equals_full_causal(self_attention, inputs):
     full = self_attention(inputs, attention_mask=causal_mask(LENGTH)).numpy()
     stepped, cache = decode_step_by_step(self_attention, inputs)
     np.testing.assert_allclose(stepped, full, atol=1e-5)
-    assert cache.shape == (2, 2, HEADS, LENGTH, HIDDEN // HEADS)
+    assert cache.shape == (2, 2, LENGTH, HEADS, HIDDEN // HEADS)
 
 
 def test_cached_step_under_xla_matches_eager(self_attention, inputs):
@@ -124,7 +124,7 @@ def test_cross_attention_with_memory_cache_equals_direct(rng):
     memory_mask = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], bool)[:, None, :]
     direct = layer(query, memory=memory, attention_mask=memory_mask).numpy()
     memory_cache = layer.compute_memory_cache(memory)
-    assert memory_cache.shape == (2, 2, HEADS, 5, HIDDEN // HEADS)
+    assert memory_cache.shape == (2, 2, 5, HEADS, HIDDEN // HEADS)
     for t in range(3):
         output, returned = layer(
             query[:, t : t + 1], attention_mask=memory_mask, cache=memory_cache

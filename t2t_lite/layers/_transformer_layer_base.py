@@ -40,6 +40,9 @@ class TransformerLayerBase(keras.layers.Layer):
         relu_dropout_broadcast_dims: broadcast dims of the ReLU dropout.
         layer_prepostprocess_dropout_broadcast_dims: broadcast dims of `d`.
         kernel_initializer: initializer of every kernel.
+        max_relative_position: 0, or the clipping distance of T2T's relative
+            self-attention (`self_attention_type="dot_product_relative"`);
+            encoder-decoder attention is never relative.
     """
 
     def __init__(
@@ -62,6 +65,7 @@ class TransformerLayerBase(keras.layers.Layer):
         relu_dropout_broadcast_dims: Sequence[int] = (),
         layer_prepostprocess_dropout_broadcast_dims: Sequence[int] = (),
         kernel_initializer="glorot_uniform",
+        max_relative_position: int = 0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -90,6 +94,7 @@ class TransformerLayerBase(keras.layers.Layer):
             layer_prepostprocess_dropout_broadcast_dims
         )
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.max_relative_position = max_relative_position
 
     # -- sublayer factories (called from build) ---------------------------------
 
@@ -112,7 +117,7 @@ class TransformerLayerBase(keras.layers.Layer):
         post.build(input_shape)
         return pre, post
 
-    def _attention(self, name: str) -> MultiHeadAttention:
+    def _attention(self, name: str, self_attention: bool) -> MultiHeadAttention:
         return MultiHeadAttention(
             self.num_heads,
             self.key_channels,
@@ -121,6 +126,7 @@ class TransformerLayerBase(keras.layers.Layer):
             dropout=self.attention_dropout,
             dropout_broadcast_dims=self.attention_dropout_broadcast_dims,
             kernel_initializer=clone_initializer(self.kernel_initializer),
+            max_relative_position=self.max_relative_position if self_attention else 0,
             dtype=self.dtype_policy,
             name=name,
         )
@@ -175,5 +181,6 @@ class TransformerLayerBase(keras.layers.Layer):
                 self.layer_prepostprocess_dropout_broadcast_dims
             ),
             kernel_initializer=keras.initializers.serialize(self.kernel_initializer),
+            max_relative_position=self.max_relative_position,
         )
         return config

@@ -1,4 +1,9 @@
-"""T2T's multi-head dot-product attention with a static-shape decode cache."""
+"""T2T's multi-head dot-product attention with a static-shape decode cache.
+
+Optionally with T2T's `dot_product_relative` self-attention (Shaw et al.
+2018): learned embeddings of the clipped key-minus-query distance, added to
+the keys when scoring and to the values when combining.
+"""
 
 from collections.abc import Sequence
 
@@ -39,6 +44,16 @@ class MultiHeadAttention(keras.layers.Layer):
       `compute_memory_cache(memory)` and no index; it is used as the keys and
       values as is. Returns `(output, cache)`.
 
+    With `max_relative_position > 0` the layer is T2T's relative
+    self-attention (`self_attention_type="dot_product_relative"`): two tables
+    of `2 * max_relative_position + 1` embeddings of depth `depth_per_head`,
+    shared by the heads, indexed by the key position minus the query position
+    clipped to `[-max_relative_position, max_relative_position]`; the key
+    table is added to the keys in the logits and the value table to the
+    values in the output. With a cache, the query's position is
+    `cache_update_index`, so decoding step by step gives the same outputs as
+    the teacher-forced call.
+
     A cache needs `key_channels == value_channels` (keys and values share it).
     The key/value projections are built for the channels of the first
     `memory` seen (of `query` for self-attention), so use one instance either
@@ -53,7 +68,11 @@ class MultiHeadAttention(keras.layers.Layer):
         dropout_broadcast_dims: dimensions of `[batch, heads, query, key]`
             along which one dropout mask is shared (T2T's
             `attention_dropout_broadcast_dims`).
-        kernel_initializer: initializer of the four projection kernels.
+        kernel_initializer: initializer of the four projection kernels (and
+            of the relative-position tables).
+        max_relative_position: 0 for plain attention; > 0 for relative
+            self-attention clipped at this distance (then `memory` must be
+            None).
         **kwargs: base `keras.layers.Layer` arguments (`name`, `dtype`, ...).
 
     Call arguments:
@@ -91,10 +110,21 @@ class MultiHeadAttention(keras.layers.Layer):
         dropout: float = 0.0,
         dropout_broadcast_dims: Sequence[int] = (),
         kernel_initializer="glorot_uniform",
+        max_relative_position: int = 0,
         **kwargs,
     ):
         super().__init__(**kwargs)
         name = type(self).__name__
+        if (
+            isinstance(max_relative_position, bool)
+            or not isinstance(max_relative_position, int)
+            or max_relative_position < 0
+        ):
+            raise ValueError(
+                f"{name}: max_relative_position must be an int >= 0 (0 turns relative "
+                f"attention off), got {max_relative_position!r}."
+            )
+        self.max_relative_position = max_relative_position
         for arg, value in (
             ("num_heads", num_heads),
             ("key_channels", key_channels),
@@ -138,6 +168,21 @@ class MultiHeadAttention(keras.layers.Layer):
         self._value_dense.build(source_shape)
         self._output_dense = dense(self.output_channels, "output")
         self._output_dense.build(tuple(query_shape[:-1]) + (self.value_channels,))
+        if self.max_relative_position:
+            if memory_shape is not None:
+                self._refuse_memory()
+            vocab = 2 * self.max_relative_position + 1
+            # T2T's `relative_positions_keys` / `relative_positions_values`.
+            self.relative_key_embeddings = self.add_weight(
+                shape=(vocab, self.key_depth_per_head),
+                initializer=clone_initializer(self.kernel_initializer),
+                name="relative_key_embeddings",
+            )
+            self.relative_value_embeddings = self.add_weight(
+                shape=(vocab, self.value_depth_per_head),
+                initializer=clone_initializer(self.kernel_initializer),
+                name="relative_value_embeddings",
+            )
         self._dropout_layer = make_dropout(
             self.dropout,
             self.dropout_broadcast_dims,
@@ -151,6 +196,20 @@ class MultiHeadAttention(keras.layers.Layer):
         """`[batch, length, channels]` -> `[batch, length, heads, depth]`."""
         shape = ops.shape(x)
         return ops.reshape(x, tuple(shape[:-1]) + (self.num_heads, shape[-1] // self.num_heads))
+
+    def _refuse_memory(self):
+        raise ValueError(
+            f"{type(self).__name__}: relative attention (max_relative_position="
+            f"{self.max_relative_position}) is self-attention; pass memory=None."
+        )
+
+    def _relative_embeddings(self, table, query_length, key_length, first_query_position):
+        """`[query, key, depth]` rows of `table` for each (query, key) pair."""
+        limit = self.max_relative_position
+        queries = ops.arange(query_length, dtype="int32") + first_query_position
+        keys = ops.arange(key_length, dtype="int32")
+        distance = ops.clip(keys[None, :] - queries[:, None], -limit, limit)
+        return ops.cast(ops.take(table, distance + limit, axis=0), self.compute_dtype)
 
     def _check_cacheable(self):
         if self.key_channels != self.value_channels:
@@ -217,6 +276,8 @@ class MultiHeadAttention(keras.layers.Layer):
                 )
         if cache is not None:
             self._check_cacheable()
+        if self.max_relative_position and memory is not None:
+            self._refuse_memory()
 
         queries = self._split_heads(self._query_dense(query))
         if cache is not None and cache_update_index is None:
@@ -238,6 +299,15 @@ class MultiHeadAttention(keras.layers.Layer):
 
         queries = queries * ops.cast(self.key_depth_per_head**-0.5, self.compute_dtype)
         logits = ops.einsum("bqhd,bkhd->bhqk", queries, keys)
+        if self.max_relative_position:
+            # Teacher-forced self-attention: queries at 0..length-1; with a
+            # cache the one query sits at `cache_update_index`.
+            first = 0 if cache is None else ops.cast(cache_update_index, "int32")
+            query_length, key_length = ops.shape(queries)[1], ops.shape(keys)[1]
+            relative_keys = self._relative_embeddings(
+                self.relative_key_embeddings, query_length, key_length, first
+            )
+            logits = logits + ops.einsum("bqhd,qkd->bhqk", queries, relative_keys)
         logits = ops.cast(logits, "float32")
         if attention_mask is not None:
             # [batch, query, key] -> [batch, 1 (heads), query, key].
@@ -247,6 +317,11 @@ class MultiHeadAttention(keras.layers.Layer):
         if self._dropout_layer is not None:
             weights = self._dropout_layer(weights, training=training)
         attended = ops.einsum("bhqk,bkhd->bqhd", weights, values)
+        if self.max_relative_position:
+            relative_values = self._relative_embeddings(
+                self.relative_value_embeddings, query_length, key_length, first
+            )
+            attended = attended + ops.einsum("bhqk,qkd->bqhd", weights, relative_values)
         shape = ops.shape(attended)
         attended = ops.reshape(attended, tuple(shape[:2]) + (self.value_channels,))
         output = self._output_dense(attended)
@@ -264,5 +339,6 @@ class MultiHeadAttention(keras.layers.Layer):
             dropout=self.dropout,
             dropout_broadcast_dims=list(self.dropout_broadcast_dims),
             kernel_initializer=keras.initializers.serialize(self.kernel_initializer),
+            max_relative_position=self.max_relative_position,
         )
         return config

@@ -53,13 +53,13 @@ class TransformerDecoderLayer(TransformerLayerBase):
 
     def build(self, input_shape):
         self._self_pre, self._self_post = self._sublayer_wrappers("self_attention", input_shape)
-        self._self_attention = self._attention("self_attention")
+        self._self_attention = self._attention("self_attention", self_attention=True)
         self._self_attention.build(input_shape)
         if self.has_encoder_attention:
             self._memory_pre, self._memory_post = self._sublayer_wrappers(
                 "encoder_attention", input_shape
             )
-            self._encoder_attention = self._attention("encoder_attention")
+            self._encoder_attention = self._attention("encoder_attention", self_attention=False)
             # The model's encoder output has the decoder's width.
             memory_shape = tuple(input_shape[:-1]) + (self.hidden_size,)
             self._encoder_attention.build(input_shape, memory_shape)

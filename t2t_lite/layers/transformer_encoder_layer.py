@@ -39,7 +39,7 @@ class TransformerEncoderLayer(TransformerLayerBase):
         self._attention_pre, self._attention_post = self._sublayer_wrappers(
             "self_attention", input_shape
         )
-        self._self_attention = self._attention("self_attention")
+        self._self_attention = self._attention("self_attention", self_attention=True)
         self._self_attention.build(input_shape)
         self._ffn_pre, self._ffn_post = self._sublayer_wrappers("ffn", input_shape)
         self._ffn = self._feed_forward("SAME", input_shape)

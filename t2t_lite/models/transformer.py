@@ -59,6 +59,8 @@ MODEL_HPARAMS = (
     "norm_type",
     "norm_epsilon",
     "pos",
+    "self_attention_type",
+    "max_relative_position",
     "shared_embedding_and_softmax_weights",
     "multiply_embedding_mode",
     "initializer",
@@ -66,6 +68,8 @@ MODEL_HPARAMS = (
     "activation_dtype",
     "ctc_loss_weight",
 )
+
+SELF_ATTENTION_TYPES = ("dot_product", "dot_product_relative")
 
 _DTYPE_POLICIES = {"float32": None, "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
 
@@ -117,6 +121,10 @@ class Transformer(keras.Model):
         layer_preprocess_sequence, layer_postprocess_sequence: e.g. "n", "da".
         norm_type, norm_epsilon: the norms.
         pos: "timing" (sinusoids) or "none".
+        self_attention_type: "dot_product", or "dot_product_relative" for
+            T2T's relative-position self-attention in every encoder and
+            decoder layer (encoder-decoder attention stays plain).
+        max_relative_position: clipping distance of relative attention.
         shared_embedding_and_softmax_weights: one matrix for the target
             embedding and the softmax (and the input embedding when the
             vocabularies are the same).
@@ -168,6 +176,8 @@ class Transformer(keras.Model):
         norm_type: str = "layer",
         norm_epsilon: float = 1e-6,
         pos: str = "timing",
+        self_attention_type: str = "dot_product",
+        max_relative_position: int = 0,
         shared_embedding_and_softmax_weights: bool = True,
         multiply_embedding_mode: str = "sqrt_depth",
         initializer: str = "uniform_unit_scaling",
@@ -184,6 +194,16 @@ class Transformer(keras.Model):
             raise ValueError("ctc_head needs inputs: a decoder-only model has no encoder.")
         if pos not in ("timing", "none"):
             raise ValueError(f"unknown pos {pos!r}; use timing or none.")
+        if self_attention_type not in SELF_ATTENTION_TYPES:
+            raise ValueError(
+                f"unknown self_attention_type {self_attention_type!r}; use "
+                f"{' or '.join(SELF_ATTENTION_TYPES)}."
+            )
+        if self_attention_type == "dot_product_relative" and max_relative_position < 1:
+            raise ValueError(
+                "self_attention_type 'dot_product_relative' needs max_relative_position "
+                f">= 1, got {max_relative_position}."
+            )
         if multiply_embedding_mode not in ("sqrt_depth", "none"):
             raise ValueError(
                 f"unknown multiply_embedding_mode {multiply_embedding_mode!r}; "
@@ -220,6 +240,9 @@ class Transformer(keras.Model):
             relu_dropout_broadcast_dims=relu_dropout_broadcast_dims,
             layer_prepostprocess_dropout_broadcast_dims=layer_prepostprocess_dropout_broadcast_dims,
             kernel_initializer=kernel_init,
+            max_relative_position=(
+                max_relative_position if self_attention_type == "dot_product_relative" else 0
+            ),
             dtype=policy,
         )
 
@@ -344,6 +367,8 @@ class Transformer(keras.Model):
             norm_type=hparams.norm_type,
             norm_epsilon=hparams.norm_epsilon,
             pos=hparams.pos,
+            self_attention_type=hparams.self_attention_type,
+            max_relative_position=hparams.max_relative_position,
             shared_embedding_and_softmax_weights=hparams.shared_embedding_and_softmax_weights,
             multiply_embedding_mode=hparams.multiply_embedding_mode,
             initializer=hparams.initializer,

@@ -82,10 +82,16 @@ CONFIGS = [
     for modality in ("symbol", "speech", None)
     for ffn in ("dense_relu_dense", "conv_relu_conv")
 ]
+# T2T's transformer_relative: relative self-attention and no timing signal.
+RELATIVE = dict(pos="none", self_attention_type="dot_product_relative", max_relative_position=3)
 
 
-@pytest.mark.parametrize("modality, ffn_layer", CONFIGS)
-def test_overfits_a_batch_and_cached_decoding_equals_recomputation(modality, ffn_layer):
+@pytest.mark.parametrize(
+    "modality, ffn_layer, overrides",
+    [(modality, ffn, {}) for modality, ffn in CONFIGS]
+    + [("symbol", "dense_relu_dense", RELATIVE), (None, "conv_relu_conv", RELATIVE)],
+)
+def test_overfits_a_batch_and_cached_decoding_equals_recomputation(modality, ffn_layer, overrides):
     """Train on one random batch: the loss reaches ~0, greedy decoding gives the
     targets back, and fast (cached) greedy equals slow greedy, both on the
     trained batch and on unseen random inputs."""
@@ -97,6 +103,7 @@ def test_overfits_a_batch_and_cached_decoding_equals_recomputation(modality, ffn
         layer_prepostprocess_dropout=0.0,
         attention_dropout=0.0,
         relu_dropout=0.0,
+        **overrides,
     )
     batch = BATCH if modality is not None else 1  # an LM can only memorize one sequence
     features = random_features(modality, rng, batch)
@@ -297,3 +304,7 @@ def test_bad_arguments_are_rejected():
         make_model("symbol", activation_dtype="int8")
     with pytest.raises(ValueError, match="unknown initializer"):
         make_model("symbol", initializer="zeros")
+    with pytest.raises(ValueError, match="unknown self_attention_type 'local'"):
+        make_model("symbol", self_attention_type="local")
+    with pytest.raises(ValueError, match="needs max_relative_position >= 1"):
+        make_model("symbol", self_attention_type="dot_product_relative")

@@ -120,10 +120,8 @@ def transformer_big() -> HParams:
     return hparams
 
 
-@registry.register_hparams
-def transformer_relative() -> HParams:
-    """T2T's transformer_relative: relative self-attention, no absolute positions."""
-    hparams = transformer_base()
+def use_relative_self_attention(hparams: HParams) -> HParams:
+    """T2T's relative variant of a set: relative self-attention, no timing signal."""
     hparams.pos = "none"  # T2T: pos = None
     hparams.self_attention_type = "dot_product_relative"
     hparams.max_relative_position = 20
@@ -131,24 +129,21 @@ def transformer_relative() -> HParams:
 
 
 @registry.register_hparams
+def transformer_relative() -> HParams:
+    """T2T's transformer_relative: relative self-attention (Shaw et al. 2018)."""
+    return use_relative_self_attention(transformer_base())
+
+
+@registry.register_hparams
 def transformer_relative_tiny() -> HParams:
     """T2T's transformer_relative_tiny: transformer_relative at transformer_tiny's size."""
-    hparams = transformer_relative()
-    hparams.num_hidden_layers = 2
-    hparams.hidden_size = 128
-    hparams.filter_size = 512
-    hparams.num_heads = 4
-    return hparams
+    return use_relative_self_attention(transformer_tiny())
 
 
 @registry.register_hparams
 def transformer_relative_big() -> HParams:
     """T2T's transformer_relative_big: transformer_big with relative self-attention."""
-    hparams = transformer_big()
-    hparams.pos = "none"
-    hparams.self_attention_type = "dot_product_relative"
-    hparams.max_relative_position = 20
-    return hparams
+    return use_relative_self_attention(transformer_big())
 
 
 def update_hparams_for_tpu(hparams: HParams) -> HParams:

@@ -1,0 +1,48 @@
+"""Hparams for T2T's algorithmic problems (identity, reverse, addition).
+
+`transformer_algorithmic_tiny` is t2t-lite's own set, sized so that
+`algorithmic_reverse_binary40` trains to exact reversal on two CPU cores
+in minutes (README, "Hparams sets", has the measurements).
+"""
+
+from t2t_lite import registry
+from t2t_lite.hparam import HParams
+from t2t_lite.hparams.transformer import transformer_relative_tiny
+
+
+@registry.register_hparams
+def transformer_algorithmic_tiny() -> HParams:
+    """One layer of 64 with relative self-attention covering 40 symbols + EOS.
+
+    Why relative attention: reversing puts output i at input L-1-i, a
+    position counted from the input's *end*. With sinusoids alone the model
+    must learn that product of two positions in its feed-forward layers
+    (measured with `transformer_tiny`: sequence accuracy 0.19 after 2,000
+    steps, 0.14 after 3,000). With relative attention an encoder position
+    that attends to EOS reads "my distance to the end" straight from the
+    relative value table, and a decoder position that attends to the first
+    (BOS) position reads its own index, so one small layer suffices, and
+    it runs ~4x as many steps per second as two layers of 128.
+    `max_relative_position=40` keeps every distance in a 40-symbol
+    sequence distinct (T2T's 20 would merge them).
+
+    Exact-answer tasks want no regularization (dropout, label smoothing off)
+    and a learning rate that decays to 0 (`linear_decay` over the last
+    `learning_rate_decay_steps`): at a constant rate the accuracy swung from
+    0.96 to 0.70 between evaluations once learned.
+    """
+    hparams = transformer_relative_tiny()
+    hparams.num_hidden_layers = 1
+    hparams.hidden_size = 64
+    hparams.filter_size = 256
+    hparams.max_relative_position = 40
+    hparams.batch_size = 2048
+    hparams.layer_prepostprocess_dropout = 0.0
+    hparams.attention_dropout = 0.0
+    hparams.relu_dropout = 0.0
+    hparams.label_smoothing = 0.0
+    hparams.learning_rate_schedule = "constant*linear_warmup*linear_decay"
+    hparams.learning_rate_constant = 0.002
+    hparams.learning_rate_warmup_steps = 200
+    hparams.learning_rate_decay_steps = 3000
+    return hparams

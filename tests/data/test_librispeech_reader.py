@@ -3,14 +3,12 @@ made here, hostile archives, and downloads from a loopback HTTP server."""
 
 from __future__ import annotations
 
-import http.server
 import io
 import os
 import pathlib
 import shutil
 import socket
 import tarfile
-import threading
 
 import numpy as np
 import pytest
@@ -256,104 +254,50 @@ def test_truncated_archive_is_a_clear_error(tmp_path):
 # -- resumable download ---------------------------------------------------------------------
 
 
-class FileServer:
-    """A loopback HTTP server for `files`, with Range support and fault injection.
-
-    Args:
-        files: URL path -> content.
-        cut_first: paths whose first response sends half the body, then closes.
-        honor_range: False makes the server ignore Range (always 200, full body).
-    """
-
-    def __init__(self, files: dict[str, bytes], cut_first=(), honor_range=True):
-        self.files, self.cut = files, set(cut_first)
-        self.honor_range = honor_range
-        self.requests: list[tuple[str, str | None]] = []  # (path, Range header)
-        server = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 - http.server's name
-                requested = self.headers.get("Range")
-                server.requests.append((self.path, requested))
-                data = server.files.get(self.path)
-                if data is None:
-                    self.send_error(404)
-                    return
-                start = 0
-                if requested and server.honor_range:
-                    start = int(requested.split("=")[1].split("-")[0])
-                    self.send_response(206)
-                    self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-                else:
-                    self.send_response(200)
-                body = data[start:]
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                if self.path in server.cut:  # the connection drops mid-body
-                    server.cut.discard(self.path)
-                    body = body[: len(body) // 2]
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info):
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-
 CONTENT = os.urandom(300_000)
 
 
-def test_download_complete_file(tmp_path):
-    with FileServer({"/f.tar.gz": CONTENT}) as server:
+def test_download_complete_file(tmp_path, file_server):
+    with file_server({"/f.tar.gz": CONTENT}) as server:
         path = reader.download(f"{server.url}/f.tar.gz", tmp_path / "f.tar.gz")
     assert pathlib.Path(path).read_bytes() == CONTENT
     assert server.requests == [("/f.tar.gz", None)]
     assert sorted(os.listdir(tmp_path)) == ["f.tar.gz"]
 
 
-def test_download_resumes_an_interrupted_transfer_with_range(tmp_path):
-    with FileServer({"/f.tar.gz": CONTENT}, cut_first={"/f.tar.gz"}) as server:
+def test_download_resumes_an_interrupted_transfer_with_range(tmp_path, file_server):
+    with file_server({"/f.tar.gz": CONTENT}, cut_first={"/f.tar.gz"}) as server:
         reader.download(f"{server.url}/f.tar.gz", tmp_path / "f.tar.gz", len(CONTENT))
     assert (tmp_path / "f.tar.gz").read_bytes() == CONTENT
     assert server.requests == [("/f.tar.gz", None), ("/f.tar.gz", f"bytes={len(CONTENT) // 2}-")]
     assert not (tmp_path / "f.tar.gz.partial").exists()
 
 
-def test_download_resumes_a_partial_file_from_an_earlier_run(tmp_path):
+def test_download_resumes_a_partial_file_from_an_earlier_run(tmp_path, file_server):
     (tmp_path / "f.tar.gz.partial").write_bytes(CONTENT[:1000])
-    with FileServer({"/f.tar.gz": CONTENT}) as server:
+    with file_server({"/f.tar.gz": CONTENT}) as server:
         reader.download(f"{server.url}/f.tar.gz", tmp_path / "f.tar.gz")
     assert (tmp_path / "f.tar.gz").read_bytes() == CONTENT
     assert server.requests == [("/f.tar.gz", "bytes=1000-")]
 
 
-def test_download_restarts_when_the_server_ignores_range(tmp_path):
+def test_download_restarts_when_the_server_ignores_range(tmp_path, file_server):
     (tmp_path / "f.tar.gz.partial").write_bytes(b"stale bytes of another attempt")
-    with FileServer({"/f.tar.gz": CONTENT}, honor_range=False) as server:
+    with file_server({"/f.tar.gz": CONTENT}, honor_range=False) as server:
         reader.download(f"{server.url}/f.tar.gz", tmp_path / "f.tar.gz")
     assert (tmp_path / "f.tar.gz").read_bytes() == CONTENT
 
 
-def test_download_http_error_names_the_url_and_what_to_do(tmp_path):
-    with FileServer({}) as server:
+def test_download_http_error_names_the_url_and_what_to_do(tmp_path, file_server):
+    with file_server({}) as server:
         url = f"{server.url}/missing.tar.gz"
         with pytest.raises(DataError, match=f"{url} failed with HTTP 404.*yourself"):
             reader.download(url, tmp_path / "missing.tar.gz")
     assert os.listdir(tmp_path) == []
 
 
-def test_download_size_mismatch_and_refused_connection(tmp_path):
-    with FileServer({"/f.tar.gz": CONTENT}) as server:
+def test_download_size_mismatch_and_refused_connection(tmp_path, file_server):
+    with file_server({"/f.tar.gz": CONTENT}) as server:
         with pytest.raises(DataError, match="different file"):
             reader.download(f"{server.url}/f.tar.gz", tmp_path / "f.tar.gz", expected_size=5)
     with socket.socket() as sock:  # a port nobody listens on

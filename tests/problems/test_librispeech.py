@@ -3,12 +3,10 @@ OpenSLR-style tarballs served on loopback, and from tfds's mocked builder."""
 
 from __future__ import annotations
 
-import http.server
 import os
 import pathlib
 import socket
 import tarfile
-import threading
 
 import numpy as np
 import pytest
@@ -141,49 +139,6 @@ def test_a_missing_subset_is_one_clear_error(tmp_path):
         librispeech.LibrispeechCleanSmall().generate_data(str(tmp_path / "data"), str(raw))
 
 
-class FileServer:
-    """Loopback HTTP server with Range support; `cut_first` paths drop mid-body once."""
-
-    def __init__(self, directory: pathlib.Path, cut_first=()):
-        self.requests: list[tuple[str, str | None]] = []
-        self.cut = set(cut_first)
-        server = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 - http.server's name
-                server.requests.append((self.path, self.headers.get("Range")))
-                path = directory / self.path.lstrip("/")
-                if not path.is_file():
-                    self.send_error(404)
-                    return
-                data = path.read_bytes()
-                start = 0
-                if self.headers.get("Range"):
-                    start = int(self.headers["Range"].split("=")[1].split("-")[0])
-                    self.send_response(206)
-                    self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-                else:
-                    self.send_response(200)
-                body = data[start:]
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                if self.path in server.cut:
-                    server.cut.discard(self.path)
-                    body = body[: len(body) // 2]
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-
 def _pack_subsets(directory: pathlib.Path) -> None:
     """OpenSLR-style tarballs of the mini tree: one per subset, `LibriSpeech/<subset>/...`."""
     directory.mkdir()
@@ -193,16 +148,14 @@ def _pack_subsets(directory: pathlib.Path) -> None:
             tar.add(MINI / "LibriSpeech" / subset, f"LibriSpeech/{subset}")
 
 
-def test_datagen_downloads_resumes_and_extracts_tarballs(tmp_path, monkeypatch):
+def test_datagen_downloads_resumes_and_extracts_tarballs(tmp_path, monkeypatch, file_server):
     _pack_subsets(tmp_path / "www")
-    server = FileServer(tmp_path / "www", cut_first={"/train-clean-100.tar.gz"})
-    try:
+    files = {f"/{path.name}": path.read_bytes() for path in (tmp_path / "www").iterdir()}
+    with file_server(files, cut_first={"/train-clean-100.tar.gz"}) as server:
         monkeypatch.setenv(librispeech.URL_ENV, server.url + "/")
         raw = tmp_path / "raw"
         problem = MiniLibrispeech()
         problem.generate_data(str(tmp_path / "data"), str(raw))
-    finally:
-        server.close()
     size = (tmp_path / "www/train-clean-100.tar.gz").stat().st_size
     assert server.requests[:2] == [
         ("/train-clean-100.tar.gz", None),

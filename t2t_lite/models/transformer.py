@@ -377,6 +377,38 @@ class Transformer(keras.Model):
             **kwargs,
         )
 
+    def build(self, features_shape=None):
+        """Creates every weight, so the model is whole before its first call.
+
+        Args:
+            features_shape: the shapes of the first call's features (a dict);
+                only the speech front end reads one, `features_shape["inputs"]`
+                `[batch, frames, bins, channels]`.
+        """
+        hidden = (None, None, self.hidden_size)
+        shapes = [(self.target_embedding, None), (self.softmax, None)]
+        if self.input_modality == "symbol":
+            shapes.append((self.input_embedding, None))
+        elif self.input_modality == "speech":
+            shapes.append((self.speech_front_end, tuple(features_shape["inputs"])))
+        if self.has_inputs:
+            shapes.append((self.encoder_dropout, hidden))
+            shapes += [(layer, hidden) for layer in self.encoder_layers]
+            shapes.append((self.encoder_norm, hidden))
+        shapes.append((self.decoder_dropout, hidden))
+        shapes += [(layer, hidden) for layer in self.decoder_layers]
+        shapes.append((self.decoder_norm, hidden))
+        for layer, shape in shapes:
+            # Shared embeddings appear twice; `encode` or `call_with_ctc`
+            # called directly may have built some sublayers already.
+            if layer.built:
+                continue
+            if shape is None:
+                layer.build()
+            else:
+                layer.build(shape)
+        self.built = True
+
     @property
     def has_inputs(self) -> bool:
         return self.input_modality is not None

@@ -1,5 +1,7 @@
 """The Transformer: shapes, padding, causality, cached decoding, overfitting, XLA."""
 
+import warnings
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -241,6 +243,20 @@ def test_config_round_trip_and_weights_survive_save_load(tmp_path, speech_model)
     clone.load_weights(path)
     np.testing.assert_allclose(clone(features), speech_model(features), atol=1e-6)
     assert clone.get_config() == speech_model.get_config()
+
+
+@pytest.mark.parametrize("modality", ["symbol", "speech", None])
+def test_build_creates_every_weight_and_keras_does_not_warn(modality):
+    model = make_model(modality, ctc_loss_weight=0.3 if modality else 0.0)
+    features = random_features(modality, np.random.default_rng(3))
+    shapes = {key: (None,) + np.shape(value)[1:] for key, value in features.items()}
+    with warnings.catch_warnings():
+        # Keras warns when a layer without build() has unbuilt sublayers.
+        warnings.simplefilter("error")
+        model.build(shapes)
+    built = sorted(w.path for w in model.weights)
+    model(features)
+    assert sorted(w.path for w in model.weights) == built
 
 
 def test_ctc_head_gives_per_frame_logits_and_the_same_decoder_logits():

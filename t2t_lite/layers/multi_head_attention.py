@@ -203,13 +203,16 @@ class MultiHeadAttention(keras.layers.Layer):
             f"{self.max_relative_position}) is self-attention; pass memory=None."
         )
 
-    def _relative_embeddings(self, table, query_length, key_length, first_query_position):
-        """`[query, key, depth]` rows of `table` for each (query, key) pair."""
+    def _relative_indices(self, query_length, key_length, first_query_position):
+        """`[query, key]` table rows: key minus query position, clipped, shifted to >= 0."""
         limit = self.max_relative_position
         queries = ops.arange(query_length, dtype="int32") + first_query_position
         keys = ops.arange(key_length, dtype="int32")
-        distance = ops.clip(keys[None, :] - queries[:, None], -limit, limit)
-        return ops.cast(ops.take(table, distance + limit, axis=0), self.compute_dtype)
+        return ops.clip(keys[None, :] - queries[:, None], -limit, limit) + limit
+
+    def _relative_embeddings(self, table, indices):
+        """`[query, key, depth]`: the rows of `table` at `indices`."""
+        return ops.cast(ops.take(table, indices, axis=0), self.compute_dtype)
 
     def _check_cacheable(self):
         if self.key_channels != self.value_channels:
@@ -303,9 +306,11 @@ class MultiHeadAttention(keras.layers.Layer):
             # Teacher-forced self-attention: queries at 0..length-1; with a
             # cache the one query sits at `cache_update_index`.
             first = 0 if cache is None else ops.cast(cache_update_index, "int32")
-            query_length, key_length = ops.shape(queries)[1], ops.shape(keys)[1]
+            relative_indices = self._relative_indices(
+                ops.shape(queries)[1], ops.shape(keys)[1], first
+            )
             relative_keys = self._relative_embeddings(
-                self.relative_key_embeddings, query_length, key_length, first
+                self.relative_key_embeddings, relative_indices
             )
             logits = logits + ops.einsum("bqhd,qkd->bhqk", queries, relative_keys)
         logits = ops.cast(logits, "float32")
@@ -319,7 +324,7 @@ class MultiHeadAttention(keras.layers.Layer):
         attended = ops.einsum("bhqk,bkhd->bqhd", weights, values)
         if self.max_relative_position:
             relative_values = self._relative_embeddings(
-                self.relative_value_embeddings, query_length, key_length, first
+                self.relative_value_embeddings, relative_indices
             )
             attended = attended + ops.einsum("bhqk,qkd->bqhd", weights, relative_values)
         shape = ops.shape(attended)

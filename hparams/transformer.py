@@ -25,6 +25,11 @@ def transformer_base() -> HParams:
         max_input_seq_length=0,
         max_target_seq_length=0,
         eval_drop_long_sequences=False,
+        # t2t-lite addition (not in T2T): with static shapes (XLA, TPU) the
+        # lengths up to max_length are cut into this many equal-width
+        # buckets, each one compiled program (README, "Cloud TPU"); 1 is
+        # T2T's TPU input (all padded to max_length), 0 T2T's buckets.
+        static_length_buckets=4,
         # Network.
         hidden_size=512,
         filter_size=2048,
@@ -67,9 +72,12 @@ def transformer_base() -> HParams:
         optimizer_momentum_momentum=0.9,
         optimizer_momentum_nesterov=False,
         optimizer_adafactor_beta1=0.0,
-        optimizer_adafactor_memory_exponent=0.8,
+        optimizer_adafactor_beta2=0.999,  # read with decay_type "Adam"
+        optimizer_adafactor_decay_type="pow",
+        optimizer_adafactor_memory_exponent=0.8,  # read with decay_type "pow"
         optimizer_adafactor_clipping_threshold=1.0,
         optimizer_adafactor_multiply_by_parameter_scale=True,
+        optimizer_adafactor_factored=True,
         optimizer_multistep_accumulate_steps=0,
         weight_decay=0.0,
         clip_grad_norm=0.0,  # 0: no clipping

@@ -269,6 +269,7 @@ class _TrainFullEvalSubset(Librispeech):
         if not shards.existing_shards(data_dir, self.name, split):
             shared = shards.existing_shards(data_dir, self.shards_from[split], split)
             if shared:
+                shards.check_shards(shared)
                 return shared
         return super().require_data(data_dir, split)
 

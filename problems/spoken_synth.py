@@ -6,7 +6,7 @@ with no download:
     t2t-lite-datagen --problem=spoken_synth --data_dir=$DATA --tmp_dir=$RAW
 
 `prepare_data` synthesizes the corpus (`t2t_lite.data.spoken_corpus`) into a
-LibriSpeech-layout tree at `$RAW/spoken_synth/LibriSpeech/{train,dev,test}/`,
+LibriSpeech-layout tree at `$RAW/spoken_synth/LibriSpeech/{train,dev,test,long}/`,
 one speaker per eSpeak voice, and the splits are then read back with the very
 reader the LibriSpeech problems use, so this problem exercises the same path
 as real data. The tree is kept once complete; it is rebuilt only when its
@@ -15,7 +15,11 @@ parameters (sizes, voices, seed, grammar) change.
 Splits: `train` (8 voices, 140-200 wpm, pitch 35-65, 80% with white or pink
 noise at 10-30 dB SNR), `dev` (the training voices on sentences absent from
 train), `test` (en-us-nyc+f3, an accent and a variant never heard in
-training, with mild 25-35 dB noise). Targets are bytes, as for LibriSpeech.
+training, with mild 25-35 dB noise), `long` (for long-form transcription:
+every test utterance again, consecutive ones joined with 0.5 s noisy pauses
+into recordings of 20-120 s; `$RAW/spoken_synth/long_recordings.json` maps
+each to its test utterance ids). Targets are bytes, as for LibriSpeech. The
+trainer reads train and dev only.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from t2t_lite.data.librispeech_reader import read_librispeech_tree
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError, SplitReport
 from t2t_lite.data.speech_problem import SpeechRecognitionProblem, Utterance
 
+LONG = spoken_corpus.LONG  # the split of long recordings (consecutive test utterances)
+
 
 @registry.register_problem
 class SpokenSynth(SpeechRecognitionProblem):
@@ -43,6 +49,7 @@ class SpokenSynth(SpeechRecognitionProblem):
         generate on two cores and holds about 2.8 hours of audio.
       train_voices / test_voices: eSpeak NG voices ("accent+variant").
       corpus_seed: the corpus seed; the same seed gives identical audio.
+      long_duration_s: (min, max) target length of the long recordings, s.
       num_workers: synthesis workers; None means one per CPU.
 
     Example:
@@ -51,10 +58,11 @@ class SpokenSynth(SpeechRecognitionProblem):
     """
 
     split_sizes: dict[str, int] = {TRAIN: 5000, EVAL: 200, TEST: 200}
-    num_shards = {TRAIN: 4, EVAL: 1, TEST: 1}
+    num_shards = {TRAIN: 4, EVAL: 1, TEST: 1, LONG: 1}
     train_voices: tuple[str, ...] = spoken_corpus.TRAIN_VOICES
     test_voices: tuple[str, ...] = spoken_corpus.TEST_VOICES
     corpus_seed: int = 1234
+    long_duration_s: tuple[float, float] = (20.0, 120.0)
     num_workers: int | None = None
 
     def corpus_config(self) -> spoken_corpus.CorpusConfig:
@@ -64,6 +72,7 @@ class SpokenSynth(SpeechRecognitionProblem):
             train_voices=tuple(self.train_voices),
             test_voices=tuple(self.test_voices),
             seed=self.corpus_seed,
+            long_duration_s=tuple(self.long_duration_s),
         )
 
     def corpus_dir(self, tmp_dir: str) -> str:
@@ -78,7 +87,8 @@ class SpokenSynth(SpeechRecognitionProblem):
             summary = spoken_corpus.build_corpus(root, self.corpus_config(), self.num_workers)
         except EspeakError as error:
             raise DataError(f"{self.name}: cannot synthesize the corpus: {error}") from error
-        hours = sum(summary.audio_seconds.values()) / 3600
+        # The long recordings repeat the test audio: not counted twice.
+        hours = sum(t for s, t in summary.audio_seconds.items() if s != LONG) / 3600
         logging.info(
             "%s: %s corpus in %s: %s utterances, %.2f h of audio.",
             self.name, "kept the" if summary.reused else "synthesized the", root,
@@ -93,7 +103,7 @@ class SpokenSynth(SpeechRecognitionProblem):
         Args:
           data_dir: unused (the tree is under `tmp_dir`).
           tmp_dir: holds the tree; it is synthesized first if incomplete.
-          split: "train", "dev" or "test" (the tree's subset names).
+          split: "train", "dev", "test" or "long" (the tree's subset names).
           report: counts skipped utterances.
 
         Returns:

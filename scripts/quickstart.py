@@ -43,7 +43,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work_dir", default="t2t_quickstart")
     parser.add_argument("--train_steps", type=int, default=3000)
-    parser.add_argument("--decode_hparams", default="beam_size=4,alpha=0.6,batch_size=32")
+    parser.add_argument(
+        "--decode_hparams", default="beam_size=4,alpha=0.6,batch_size=32,ctc_weight=0.3"
+    )
     args = parser.parse_args()
     work = os.path.abspath(args.work_dir)
     data_dir, tmp_dir = os.path.join(work, "data"), os.path.join(work, "tmp")

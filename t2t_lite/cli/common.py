@@ -14,8 +14,10 @@ from collections.abc import Callable
 from absl import app, flags, logging
 
 from t2t_lite import registry, usr_dir
+from t2t_lite.data import shards
 from t2t_lite.data.problem import DataError
 from t2t_lite.hparam import HParams, HParamsError, create_hparams
+from t2t_lite.training.run_dir import ResumeError
 
 FLAGS = flags.FLAGS
 
@@ -39,6 +41,8 @@ class CliError(ValueError):
 _USER_ERRORS = (
     CliError,
     DataError,
+    shards.ShardError,
+    ResumeError,
     registry.RegistryError,
     HParamsError,
     usr_dir.UsrDirError,
@@ -101,6 +105,38 @@ def flag_values() -> dict:
 def problem_from_flags():
     """The registered --problem, instantiated."""
     return registry.problem(require_flag("problem"))
+
+
+def damaged_data_error(problem, data_dir: str, splits, error) -> CliError:
+    """The one-line error for a tf.errors.DataLossError met reading `splits`.
+
+    TF's message names no file (a shard damaged in place keeps its size, so
+    the manifest check cannot see it), hence the shards are read once more
+    to find the damaged one.
+
+    Args:
+        problem: the problem whose data was read.
+        data_dir: --data_dir.
+        splits: the splits the command was reading.
+        error: the tf.errors.DataLossError.
+
+    Returns:
+        A CliError naming the shard, TF's reason and the datagen command.
+    """
+    reason = shards.data_loss_reason(error)
+    logging.info("reading the data failed (%s); looking for the damaged shard", reason)
+    paths = []
+    for split in splits:
+        try:
+            paths += problem.require_data(data_dir, split)
+        except (DataError, shards.ShardError):
+            continue  # not there: the error came from another split
+    fix = shards.regenerate_hint(problem.name, data_dir)
+    damaged = shards.find_damaged_shard(paths)
+    if damaged:
+        path, reason = damaged
+        return CliError(f"{path} is damaged ({reason}); {fix}")
+    return CliError(f"reading the {problem.name} data in {data_dir} failed ({reason}); {fix}")
 
 
 def not_implemented(what: str, issue: str) -> int:

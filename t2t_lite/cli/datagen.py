@@ -3,7 +3,10 @@
     t2t-lite-datagen --problem=librispeech --data_dir=$DATA --tmp_dir=$RAW
 
 Shards that already exist are kept (`--overwrite` regenerates them); shards
-are written under temporary names and renamed when complete.
+are written under temporary names and renamed when complete. Each split gets
+a manifest, `{problem}-{split}-manifest.json` (shard names, record counts,
+byte sizes; see t2t_lite/data/shards.py), which the trainer and decoder check
+the shards against before reading them; kept shards are checked too.
 """
 
 import os

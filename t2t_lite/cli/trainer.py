@@ -15,6 +15,7 @@ from absl import flags, logging
 from t2t_lite import registry
 from t2t_lite.cli import common
 from t2t_lite.data import shards
+from t2t_lite.data.problem import EVAL, TRAIN
 from t2t_lite.hparam import HParams
 from t2t_lite.training import run_dir
 from t2t_lite.training import strategy as strategies
@@ -41,6 +42,8 @@ flags.DEFINE_enum("strategy", "auto", list(strategies.STRATEGIES), "tf.distribut
 flags.DEFINE_string("tpu", None, "Cloud TPU name or grpc:// address.")
 flags.DEFINE_string("tpu_zone", None, "GCE zone of the Cloud TPU.")
 flags.DEFINE_string("gcp_project", None, "GCP project of the Cloud TPU.")
+if "decode_hparams" not in flags.FLAGS:  # the decoder's flag, when both are imported
+    flags.DEFINE_string("decode_hparams", "", 'Decode hparams, e.g. "ctc_weight=0.3".')
 
 FLAGS = flags.FLAGS
 
@@ -60,6 +63,7 @@ def _config(hparams: HParams, strategy) -> TrainerConfig:
         iterations_per_loop=FLAGS.iterations_per_loop,
         log_step_count_steps=FLAGS.log_step_count_steps,
         eval_decode_examples=FLAGS.eval_decode_examples,
+        eval_decode_hparams=FLAGS.decode_hparams,
         xla_compile=FLAGS.xla_compile,
         static_shapes=static,
         random_seed=FLAGS.random_seed,
@@ -67,9 +71,9 @@ def _config(hparams: HParams, strategy) -> TrainerConfig:
 
 
 def _ensure_data(problem) -> None:
-    missing = [
+    missing = [  # only what the run reads: not e.g. spoken_synth's long split
         split
-        for split in problem.splits_to_generate()
+        for split in _splits_read()
         if not shards.existing_shards(FLAGS.data_dir, problem.name, split)
     ]
     if missing and FLAGS.generate_data:
@@ -77,6 +81,17 @@ def _ensure_data(problem) -> None:
         print(problem.generate_data(FLAGS.data_dir, tmp_dir).summary())
     elif missing:
         problem.require_data(FLAGS.data_dir, missing[0])  # raises the clear error
+    for split in _splits_read():
+        problem.require_data(FLAGS.data_dir, split)  # checks the shards' manifest
+
+
+def _splits_read() -> tuple[str, ...]:
+    """The splits --schedule reads (their shards are checked before the first step)."""
+    if FLAGS.schedule == "train":
+        return (TRAIN,)
+    if FLAGS.schedule == "train_and_evaluate":
+        return (TRAIN, EVAL)
+    return (EVAL,)
 
 
 def _continuous_eval(trainer: Trainer) -> None:
@@ -108,7 +123,10 @@ def main(argv: list[str]) -> int:
         run_dir.save_or_check_hparams(FLAGS.output_dir, hparams)
         run_dir.save_flags(FLAGS.output_dir, common.flag_values())
     common.warn_unread_hparams(hparams, problem)
-    trainer = Trainer(problem, hparams, model_name, _config(hparams, strategy), strategy)
+    try:
+        trainer = Trainer(problem, hparams, model_name, _config(hparams, strategy), strategy)
+    except ValueError as error:  # hparams or decode hparams the model cannot honour
+        raise common.CliError(str(error)) from error
     start = time.time()
     try:
         if FLAGS.schedule == "train":
@@ -122,6 +140,8 @@ def main(argv: list[str]) -> int:
             _continuous_eval(trainer)
     except TrainingError as error:
         raise common.CliError(str(error)) from error
+    except tf.errors.DataLossError as error:  # a shard damaged in place (same size)
+        raise common.damaged_data_error(problem, FLAGS.data_dir, _splits_read(), error) from error
     logging.info(
         "done at step %d in %.0f s; final weights checksum: %.10e",
         trainer.step,

@@ -187,6 +187,31 @@ def compute_mel_filterbank_features(
     return log_mel_spectrograms[..., tf.newaxis]
 
 
+def level_dbfs(waveforms, lengths) -> tf.Tensor:
+    """RMS level of each waveform's real samples in dB full scale (-inf for none).
+
+    Args:
+        waveforms: float `[batch, samples]` in [-1, 1]; non-finite samples
+            count as 0 (read as silence, not as loud).
+        lengths: int `[batch]` real samples per row.
+
+    Returns:
+        float32 `[batch]`: 0 for a full-scale square wave, about -3 for a
+        full-scale sine, -inf for an empty or all-zero waveform.
+
+    Example:
+    ```python
+    level_dbfs(tf.zeros([1, 16000]), [16000])  # [-inf]
+    ```
+    """
+    waveforms = tf.cast(waveforms, tf.float32)
+    waveforms = tf.where(tf.math.is_finite(waveforms), waveforms, 0.0)
+    mask = tf.sequence_mask(lengths, tf.shape(waveforms)[1], tf.float32)
+    energy = tf.reduce_sum(tf.square(waveforms) * mask, axis=1)
+    mean = energy / tf.maximum(tf.reduce_sum(mask, axis=1), 1.0)
+    return 10.0 * tf.math.log(mean) / tf.math.log(10.0)
+
+
 def _delta_delta_filters() -> np.ndarray:
     """T2T's [9, 1, 1, 3] conv kernel: identity, delta, delta-delta, L2-normed."""
     delta = np.array([2, 1, 0, -1, -2], np.float64)

@@ -10,7 +10,12 @@ batch never exceeds the budget.
 
 With `static_shapes=True` (TPU, XLA) every batch is padded to its bucket's
 boundary and partial batches are dropped, so batch shapes come from the
-small fixed set `static_batch_shapes` describes.
+small fixed set `static_batch_shapes` describes. XLA (and a TPU) compiles
+the training step once per distinct shape, so static mode does not use
+T2T's geometric buckets (108 of them for `transformer_librispeech_tpu`):
+it splits lengths up to `max_length` into `static_length_buckets`
+equal-width buckets (a t2t-lite hparam; 1 is T2T's TPU input, every batch
+padded to the maximum lengths; 0 keeps T2T's buckets).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ PIPELINE_HPARAMS = (
     "max_input_seq_length",
     "max_target_seq_length",
     "eval_drop_long_sequences",
+    "static_length_buckets",
 )
 
 
@@ -48,6 +54,15 @@ def bucket_boundaries(max_length: int, min_length: int = 8, step: float = 1.1) -
     return boundaries
 
 
+def equal_width_boundaries(max_length: int, buckets: int) -> list[int]:
+    """Boundaries of `buckets` equal-width buckets of lengths 1..max_length.
+
+    Bucket `i` admits lengths up to `ceil(max_length * (i + 1) / buckets)`.
+    """
+    limits = sorted({-(-max_length * (i + 1) // buckets) for i in range(buckets)})
+    return [limit + 1 for limit in limits if limit < max_length]
+
+
 @dataclasses.dataclass(frozen=True)
 class BatchingScheme:
     """Bucket `i` holds lengths in `[boundaries[i-1], boundaries[i])`, batched by
@@ -58,11 +73,18 @@ class BatchingScheme:
     limits: list[int]  # the longest length each bucket admits
 
     @classmethod
-    def from_hparams(cls, hparams: HParams) -> BatchingScheme:
+    def from_hparams(cls, hparams: HParams, static: bool = False) -> BatchingScheme:
+        """T2T's buckets, or in static-shape mode `static_length_buckets` of them."""
         max_length = hparams.max_length or hparams.batch_size
-        boundaries = bucket_boundaries(
-            max_length, hparams.min_length_bucket, hparams.length_bucket_step
-        )
+        buckets = hparams.get("static_length_buckets", 0) if static else 0
+        if buckets < 0:
+            raise ValueError(f"hparam 'static_length_buckets' must be >= 0, got {buckets}.")
+        if buckets:
+            boundaries = equal_width_boundaries(max_length, buckets)
+        else:
+            boundaries = bucket_boundaries(
+                max_length, hparams.min_length_bucket, hparams.length_bucket_step
+            )
         uppers = boundaries + [max_length + 1]
         if hparams.use_fixed_batch_size:
             batch_sizes = [hparams.batch_size] * len(uppers)
@@ -161,12 +183,35 @@ def _pad_to(features: dict, shapes: dict) -> dict:
 
 def static_batch_shapes(problem: Problem, hparams: HParams) -> list[dict]:
     """Every batch shape the static-shape pipeline can produce, per bucket."""
-    scheme = BatchingScheme.from_hparams(hparams)
+    scheme = BatchingScheme.from_hparams(hparams, static=True)
     shapes = []
     for limit, size in zip(scheme.limits, scheme.batch_sizes, strict=True):
         padded = problem.padded_shapes(limit, hparams)
         shapes.append({name: [size] + list(shape) for name, shape in padded.items()})
     return shapes
+
+
+def static_shapes_summary(problem: Problem, hparams: HParams) -> str:
+    """One line: how many distinct batch shapes static mode makes, and which."""
+    spec = problem.batch_spec(hparams)
+    distinct = []
+    for shape in static_batch_shapes(problem, hparams):
+        for name, dims in shape.items():  # fill the dims the batch keeps, where static
+            known = spec[name].shape.as_list() if name in spec else [None] * len(dims)
+            shape[name] = [d if d is not None else k for d, k in zip(dims, known, strict=True)]
+        if shape not in distinct:
+            distinct.append(shape)
+    described = "; ".join(
+        ", ".join(
+            f"{name} [{'x'.join('?' if d is None else str(d) for d in dims)}]"
+            for name, dims in sorted(shape.items())
+        )
+        for shape in distinct
+    )
+    return (
+        f"static shapes: {len(distinct)} distinct batch shapes (XLA and a TPU compile "
+        f"the training step once per shape): {described}"
+    )
 
 
 def make_dataset(
@@ -244,7 +289,7 @@ def make_dataset(
         )
     dataset = dataset.map(featurize, num_parallel_calls=_AUTOTUNE, deterministic=not shuffle)
     dataset = dataset.filter(_length_filter(problem, hparams, mode, static_shapes, drop_counter))
-    scheme = BatchingScheme.from_hparams(hparams)
+    scheme = BatchingScheme.from_hparams(hparams, static=static_shapes)
     dataset = _bucketed_batches(dataset, problem, hparams, scheme, static_shapes)
     logging.log_first_n(
         logging.INFO,

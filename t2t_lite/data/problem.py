@@ -123,11 +123,14 @@ class Problem:
 
         Raises:
             DataError: a split produced no usable example.
+            shards.ShardError: shards to keep do not match their manifest.
         """
         report = DatagenReport(self.name)
         todo = []
         for split in self.splits_to_generate():
-            if shards.existing_shards(data_dir, self.name, split) and not overwrite:
+            existing = shards.existing_shards(data_dir, self.name, split)
+            if existing and not overwrite:
+                shards.check_shards(existing)  # never report damaged shards as kept
                 report.split(split).reused = True
             else:
                 todo.append(split)
@@ -140,12 +143,14 @@ class Problem:
             split_report = report.split(split)
             for stale in shards.existing_shards(data_dir, self.name, split):
                 tf.io.gfile.remove(stale)
+            shards.remove_manifest(data_dir, self.name, split)
             paths = shards.shard_paths(data_dir, self.name, split, self.num_shards[split])
             examples = self.generate_examples(data_dir, tmp_dir, split, split_report)
             split_report.written = shards.write_shards(examples, paths)
             if split_report.written == 0:
                 for path in paths:
                     tf.io.gfile.remove(path)
+                shards.remove_manifest(data_dir, self.name, split)
                 raise DataError(
                     f"{self.name}: the {split} split has no usable example "
                     f"({dict(split_report.skipped) or 'no raw data found'}); "
@@ -250,7 +255,12 @@ class Problem:
         return kwargs
 
     def require_data(self, data_dir: str, split: str) -> list[str]:
-        """The shard paths of `split`, or a DataError saying which command makes them."""
+        """The shard paths of `split`, checked against datagen's manifest.
+
+        Raises:
+            DataError: there are none (the message says which command makes them).
+            shards.ShardError: a shard is truncated, missing or foreign.
+        """
         paths = shards.existing_shards(data_dir, self.name, split)
         if not paths:
             raise DataError(
@@ -258,6 +268,7 @@ class Problem:
                 f"t2t-lite-datagen --problem={self.name} --data_dir={data_dir} "
                 "--tmp_dir=<raw data dir> (or pass --generate_data to the trainer)."
             )
+        shards.check_shards(paths)
         return paths
 
     def vocab_path(self, data_dir: str, filename: str) -> str:

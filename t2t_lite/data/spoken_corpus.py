@@ -18,13 +18,22 @@ to end with no download. This module makes its raw data:
    pink noise at the planned SNR. Each utterance's noise comes from its own
    seed, so worker count and order never change a sample. Utterances are
    rendered in parallel, one eSpeak NG process per worker.
-4. **Tree** (`build_corpus`): FLAC files and transcripts laid out exactly like
+4. **Long recordings** (`partition_long`, `join_with_pauses`): the `long`
+   subset, for long-form transcription. All test utterances, in order, are
+   cut greedily into runs whose length is drawn uniformly from
+   `long_duration_s` (20-120 s); each run's FLACs, read back from the test
+   subset (the very same samples), are joined with 0.5 s pauses of white
+   noise 40 dB below the run's speech level. Its transcript is the
+   components' transcripts joined with spaces, so decoding the run whole is
+   comparable with decoding the test split one utterance at a time.
+5. **Tree** (`build_corpus`): FLAC files and transcripts laid out exactly like
    LibriSpeech, so the same reader ingests both:
 
-       root/LibriSpeech/{train,dev,test}/<speaker>/<chapter>/
+       root/LibriSpeech/{train,dev,test,long}/<speaker>/<chapter>/
            <speaker>-<chapter>.trans.txt     "<speaker>-<chapter>-<utt> text"
            <speaker>-<chapter>-<utt:04d>.flac
        root/LibriSpeech/SPEAKERS.TXT           speaker id -> eSpeak voice
+       root/long_recordings.json               long id -> its test utterance ids
        root/corpus.json                        marker: parameters + summary
 
    A speaker id stands for one voice (accent + variant). The tree is built in
@@ -60,7 +69,9 @@ from t2t_lite.data.espeak import EspeakSynthesizer
 
 SAMPLE_RATE = audio_io.SAMPLE_RATE
 MARKER_NAME = "corpus.json"
-FORMAT_VERSION = 1  # bump when the audio pipeline changes, to rebuild old trees
+FORMAT_VERSION = 2  # bump when the audio pipeline changes, to rebuild old trees
+LONG = "long"  # the subset of long recordings made of consecutive test utterances
+LONG_MAPPING_NAME = "long_recordings.json"  # {long id: [test utterance ids, in order]}
 
 # ----------------------------------------------------------------- the text
 
@@ -238,6 +249,11 @@ class CorpusConfig:
       silence_s: range of the silence padded before and after the speech.
       utterances_per_chapter: LibriSpeech-like chapter size.
       seed: the corpus seed; the same config gives identical files.
+      long_duration_s: range of the target lengths of the long recordings
+        (see `partition_long`).
+      long_pause_s: the pause between the test utterances of a long recording.
+      long_pause_noise_db: level of the pauses' white noise below the
+        recording's speech level (RMS), in dB.
     """
 
     split_sizes: Mapping[str, int] = dataclasses.field(
@@ -253,6 +269,9 @@ class CorpusConfig:
     silence_s: tuple[float, float] = (0.05, 0.2)
     utterances_per_chapter: int = 100
     seed: int = 1234
+    long_duration_s: tuple[float, float] = (20.0, 120.0)
+    long_pause_s: float = 0.5
+    long_pause_noise_db: float = 40.0
 
     def __post_init__(self) -> None:
         held_out = set(self.test_voices) & set(self.train_voices)
@@ -270,10 +289,17 @@ class CorpusConfig:
             raise ValueError(
                 f"split_sizes must map train/dev/test to counts >= 0, got {self.split_sizes}."
             )
+        low, high = self.long_duration_s
+        if not 0 < 2 * low <= high or self.long_pause_s < 0:
+            raise ValueError(
+                "long_duration_s must be (min, max) with 0 < 2 * min <= max (so that runs "
+                "can always be cut within the bounds) and long_pause_s >= 0, got "
+                f"{self.long_duration_s} and {self.long_pause_s}."
+            )
 
     def voices(self, split: str) -> tuple[str, ...]:
         """The voices speaking `split`: the held-out ones for test only."""
-        return self.test_voices if split == "test" else self.train_voices
+        return self.test_voices if split in ("test", LONG) else self.train_voices
 
     def parameters(self) -> dict:
         """The JSON-able parameters stored in (and compared with) the marker."""
@@ -285,8 +311,25 @@ class CorpusConfig:
         return json.loads(json.dumps(parameters))
 
 
+class _TreeEntry:
+    """LibriSpeech naming of an entry with subset, speaker_id, chapter_id and index."""
+
+    subset: str
+    speaker_id: int
+    chapter_id: int
+    index: int
+
+    @property
+    def utterance_id(self) -> str:
+        return f"{self.speaker_id}-{self.chapter_id}-{self.index:04d}"
+
+    @property
+    def relative_dir(self) -> str:
+        return os.path.join("LibriSpeech", self.subset, str(self.speaker_id), str(self.chapter_id))
+
+
 @dataclasses.dataclass(frozen=True)
-class UtterancePlan:
+class UtterancePlan(_TreeEntry):
     """How to render one utterance; a pure function of it gives the audio."""
 
     subset: str
@@ -302,14 +345,6 @@ class UtterancePlan:
     lead_silence_s: float
     tail_silence_s: float
     noise_seed: tuple[int, int, int]  # (corpus seed, split index, position)
-
-    @property
-    def utterance_id(self) -> str:
-        return f"{self.speaker_id}-{self.chapter_id}-{self.index:04d}"
-
-    @property
-    def relative_dir(self) -> str:
-        return os.path.join("LibriSpeech", self.subset, str(self.speaker_id), str(self.chapter_id))
 
 
 SPLITS = ("train", "dev", "test")
@@ -400,6 +435,121 @@ def plan_corpus(config: CorpusConfig) -> dict[str, list[UtterancePlan]]:
     return plans
 
 
+# ------------------------------------------------------- the long recordings
+
+
+@dataclasses.dataclass(frozen=True)
+class LongRecording(_TreeEntry):
+    """One recording of the long subset: consecutive test utterances with pauses."""
+
+    subset: str
+    speaker_id: int  # its first component's
+    chapter_id: int
+    index: int  # within the chapter
+    text: str  # the components' transcripts joined with single spaces
+    voice: str  # its first component's
+    components: tuple[str, ...]  # test utterance ids, in order
+    noise_seed: tuple[int, int, int]  # (corpus seed, 3, recording number)
+
+
+def partition_long(durations: Sequence[int], config: CorpusConfig) -> list[list[int]]:
+    """Cuts consecutive utterances into runs of a random target length.
+
+    Greedy, in order: each run draws a target uniformly from
+    `config.long_duration_s` (seeded by `config.seed`) and takes utterances
+    while the run, with `long_pause_s` between utterances, stays within the
+    target, and always until it reaches the minimum. A last run under the
+    minimum joins the previous one; if that makes it longer than the
+    maximum, the joined run is cut in two at its most even point. So every
+    run is within the bounds when utterances are short next to the minimum
+    (`CorpusConfig` requires the maximum to be at least twice the minimum),
+    except one run of everything when the split is shorter than the minimum.
+
+    Args:
+      durations: each utterance's length, in samples at 16 kHz.
+      config: the corpus parameters (`long_duration_s`, `long_pause_s`, `seed`).
+
+    Returns:
+      The runs, as lists of indices into `durations`; together they are
+      `range(len(durations))`, in order.
+
+    Example:
+      >>> config = CorpusConfig(long_duration_s=(2.0, 4.0))
+      >>> partition_long([16000] * 6, config)  # 1 s each: 2.5 s runs
+      [[0, 1], [2, 3], [4, 5]]
+    """
+    pause = round(config.long_pause_s * SAMPLE_RATE)
+    low, high = (seconds * SAMPLE_RATE for seconds in config.long_duration_s)
+
+    def length(run: Sequence[int]) -> int:
+        return sum(durations[i] for i in run) + pause * (len(run) - 1)
+
+    rng = random.Random(f"spoken-long-{config.seed}")
+    runs: list[list[int]] = []
+    position = 0
+    while position < len(durations):
+        target = rng.uniform(low, high)
+        run = [position]
+        position += 1
+        while position < len(durations):
+            if length(run) >= low and length(run) + pause + durations[position] > target:
+                break
+            run.append(position)
+            position += 1
+        runs.append(run)
+    if len(runs) > 1 and length(runs[-1]) < low:
+        joined = runs[-2] + runs.pop()
+        runs[-1] = joined
+        if length(joined) > high:
+            cut = min(
+                range(1, len(joined)),
+                key=lambda k: abs(length(joined[:k]) - length(joined[k:])),
+            )
+            runs[-1:] = [joined[:cut], joined[cut:]]
+    return runs
+
+
+def plan_long(
+    config: CorpusConfig,
+    test_plans: Sequence[UtterancePlan],
+    samples: Mapping[str, int],
+    first_chapter: int,
+) -> list[LongRecording]:
+    """The long recordings made of `test_plans`, given their rendered lengths.
+
+    Args:
+      config: the corpus parameters.
+      test_plans: the test split's plans, in corpus order.
+      samples: utterance id -> its sample count (the rendered test audio).
+      first_chapter: the first unused chapter id.
+
+    Returns:
+      The recordings, in order; chapters of `utterances_per_chapter`
+      recordings per speaker, numbered from `first_chapter`.
+    """
+    runs = partition_long([samples[plan.utterance_id] for plan in test_plans], config)
+    recordings = []
+    chapter, index, speaker = first_chapter - 1, 0, None
+    for number, run in enumerate(runs):
+        first = test_plans[run[0]]
+        if first.speaker_id != speaker or index == config.utterances_per_chapter:
+            chapter, index, speaker = chapter + 1, 0, first.speaker_id
+        recordings.append(
+            LongRecording(
+                subset=LONG,
+                speaker_id=first.speaker_id,
+                chapter_id=chapter,
+                index=index,
+                text=" ".join(test_plans[i].text for i in run),
+                voice=first.voice,
+                components=tuple(test_plans[i].utterance_id for i in run),
+                noise_seed=(config.seed, len(SPLITS), number),
+            )
+        )
+        index += 1
+    return recordings
+
+
 # --------------------------------------------------------------- the audio
 
 PEAK_LEVEL = 0.7  # speech peak before noise: headroom so noise never clips
@@ -463,6 +613,79 @@ def render_utterance(plan: UtterancePlan, synthesizer: EspeakSynthesizer) -> np.
     return waveform.astype(np.float32)
 
 
+def join_with_pauses(
+    components: Sequence[np.ndarray], config: CorpusConfig, noise_seed: Sequence[int]
+) -> np.ndarray:
+    """int16 utterances -> one int16 recording, with noisy pauses between them.
+
+    The components' samples are kept exactly; each pause is
+    `config.long_pause_s` of white noise `config.long_pause_noise_db` below
+    the RMS level of the components together (never digital silence).
+
+    Args:
+      components: int16 PCM waveforms, in order.
+      config: the corpus parameters.
+      noise_seed: the seed of the pauses' noise.
+
+    Returns:
+      The int16 recording.
+
+    Example:
+      >>> parts = [np.full(4, 1000, np.int16), np.full(2, -1000, np.int16)]
+      >>> config = CorpusConfig(long_pause_s=3 / SAMPLE_RATE)
+      >>> join_with_pauses(parts, config, (0, 0, 0)).size
+      9
+    """
+    pause = round(config.long_pause_s * SAMPLE_RATE)
+    speech = np.concatenate(components).astype(np.float64) / 32767.0
+    level = float(np.sqrt(np.mean(np.square(speech)))) * 10.0 ** (-config.long_pause_noise_db / 20)
+    rng = np.random.default_rng(tuple(noise_seed))
+    pieces = []
+    for number, component in enumerate(components):
+        if number:
+            pieces.append(audio_io.to_int16_pcm(level * _noise(pause, "white", rng)))
+        pieces.append(np.asarray(component, np.int16))
+    return np.concatenate(pieces)
+
+
+def _write_long(
+    staging: str,
+    config: CorpusConfig,
+    recordings: Sequence[LongRecording],
+    test_paths: Mapping[str, str],
+) -> dict[str, int]:
+    """Writes the long FLACs from the test FLACs and the id mapping; returns sample counts."""
+    os.makedirs(os.path.join(staging, "LibriSpeech", LONG), exist_ok=True)
+    samples = {}
+    for recording in recordings:
+        components = [
+            audio_io.to_int16_pcm(audio_io.read_audio(test_paths[utterance_id]))
+            for utterance_id in recording.components
+        ]  # int16 -> float -> int16 is exact (see audio_io)
+        waveform = join_with_pauses(components, config, recording.noise_seed)
+        directory = os.path.join(staging, recording.relative_dir)
+        os.makedirs(directory, exist_ok=True)
+        audio_io.write_flac(
+            os.path.join(directory, f"{recording.utterance_id}.flac"), waveform, SAMPLE_RATE
+        )
+        samples[recording.utterance_id] = int(waveform.size)
+    mapping = {recording.utterance_id: list(recording.components) for recording in recordings}
+    with open(os.path.join(staging, LONG_MAPPING_NAME), "w", encoding="utf-8") as mapping_file:
+        json.dump(mapping, mapping_file, indent=1)
+    return samples
+
+
+def read_long_recordings(root: str) -> dict[str, list[str]]:
+    """Long recording id -> its test utterance ids, in order, from a built tree.
+
+    Example:
+      >>> read_long_recordings("/tmp/spoken")  # doctest: +SKIP
+      {'901-4-0000': ['901-3-0000', '901-3-0001', ...], ...}
+    """
+    with open(os.path.join(root, LONG_MAPPING_NAME), encoding="utf-8") as mapping_file:
+        return json.load(mapping_file)
+
+
 # -------------------------------------------------------------- the tree
 
 
@@ -509,8 +732,9 @@ class CorpusSummary:
     """What a corpus tree holds.
 
     Attributes:
-      utterances: split -> number of utterances.
-      audio_seconds: split -> total audio duration.
+      utterances: split -> number of utterances (long: of long recordings).
+      audio_seconds: split -> total audio duration (long: the test audio
+        again, plus the pauses).
       reused: the tree existed with the same parameters and was kept.
     """
 
@@ -542,7 +766,9 @@ def _default_workers() -> int:
 
 
 def _write_text_files(
-    staging: str, plans: Mapping[str, list[UtterancePlan]], samples: Mapping[str, int]
+    staging: str,
+    plans: Mapping[str, Sequence[UtterancePlan | LongRecording]],
+    samples: Mapping[str, int],
 ) -> None:
     """trans.txt per chapter, and LibriSpeech's SPEAKERS.TXT naming the voices."""
     chapters: dict[str, list[str]] = {}
@@ -615,6 +841,12 @@ def build_corpus(root: str, config: CorpusConfig, num_workers: int | None = None
             plan.utterance_id: count
             for (plan, _), count in zip(jobs, _render_all(jobs, num_workers), strict=True)
         }
+        # The long subset, from the test FLACs just written (no synthesis).
+        first_chapter = 1 + max((p.chapter_id for ps in plans.values() for p in ps), default=0)
+        long_recordings = plan_long(config, plans["test"], samples, first_chapter)
+        test_paths = {plan.utterance_id: path for plan, path in jobs if plan.subset == "test"}
+        samples.update(_write_long(staging, config, long_recordings, test_paths))
+        plans = {**plans, LONG: long_recordings}
         _write_text_files(staging, plans, samples)
         summary = CorpusSummary(
             utterances={split: len(split_plans) for split, split_plans in plans.items()},

@@ -18,6 +18,15 @@ sequences give the same results:
   `[batch, beam, decode_length + 1]` buffer written at the step index, so every
   loop variable has a static shape and the search compiles with XLA
   (`tf.function(jit_compile=True)`, TPUs).
+
+With a `ctc_scorer` (joint CTC/attention decoding, `ctc_prefix_score.py`),
+each beam's `2 * beam_size` best tokens by the decoder are the candidates,
+and a candidate's score is `(1 - ctc_weight) * attention log probability +
+ctc_weight * CTC prefix log probability`, accumulated along the hypothesis
+like the log probability it replaces; the CTC forward variables are carried
+and reordered with the beams. The `2 * beam_size` candidates per beam are
+exactly the ones the plain search can keep, so with `ctc_weight=0` it returns
+the plain search's result.
 """
 
 from __future__ import annotations
@@ -79,6 +88,8 @@ def beam_search(
     eos_id: int = EOS_ID,
     stop_early: bool = True,
     use_fixed_shapes: bool = False,
+    ctc_scorer=None,
+    ctc_weight: float = 0.0,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Beam search with length penalty; T2T's signature and semantics.
 
@@ -109,12 +120,16 @@ def beam_search(
             one (only the first beam is then guaranteed complete); False keeps
             going until no alive beam can beat any finished one.
         use_fixed_shapes: decode into a static-shape buffer (XLA/TPU).
+        ctc_scorer: optional `CtcPrefixScorer` of the same batch: joint
+            CTC/attention scoring (see the module docstring).
+        ctc_weight: the CTC share of the score, in [0, 1).
 
     Returns:
         `(ids, scores)`: int32 `[batch, beam_size, decode_length]` decoded
         tokens (without the start token) up to and including EOS, then 0;
         float32 `[batch, beam_size]` scores, best first: length-penalized log
-        probabilities of finished sequences (-1e7 for an empty finished slot).
+        probabilities (joint scores with a CTC scorer) of finished sequences
+        (-1e7 for an empty finished slot).
         A batch item where no beam ever emitted EOS gets its alive beams and
         their unpenalized log probabilities instead, as in T2T.
 
@@ -135,6 +150,11 @@ def beam_search(
         )
     if isinstance(decode_length, int) and decode_length < 1:
         raise ValueError(f"decode_length must be >= 1, got {decode_length}.")
+    if ctc_scorer is not None and not 0.0 <= ctc_weight < 1.0:
+        raise ValueError(
+            f"ctc_weight must be in [0, 1) for joint decoding, got {ctc_weight} "
+            "(1 is CTC greedy decoding, which needs no beam search)."
+        )
 
     initial_ids = tf.cast(initial_ids, tf.int32)
     # Static when known, so every reshape below keeps a static batch dimension
@@ -155,6 +175,8 @@ def beam_search(
     finished_seq = tf.zeros_like(alive_seq)
     finished_scores = tf.fill(tf.shape(alive_log_probs), -INF)
     finished_flags = tf.zeros(tf.shape(alive_log_probs), tf.bool)
+    ctc_state = {} if ctc_scorer is None else ctc_scorer.initial_state(beam_size)
+    num_candidates = vocab_size if ctc_scorer is None else min(vocab_size, 2 * beam_size)
 
     def ids_for_fn(alive_seq, step):
         if use_fixed_shapes and has_states:
@@ -169,7 +191,27 @@ def beam_search(
             return tf.where(column, tokens[:, :, None], sequences)
         return tf.concat([sequences, tokens[:, :, None]], axis=2)
 
-    def grow_topk(step, alive_seq, alive_log_probs, states):
+    def score_candidates(step, log_probs, ctc_state):
+        """Per-beam candidate tokens and their step scores, `[batch, beam, n]` each.
+
+        Plain search: every token, its log probability. Joint: the decoder's
+        `num_candidates` best, rescored with their CTC prefix scores.
+        """
+        if ctc_scorer is None:
+            return tf.range(vocab_size)[None, None, :], log_probs, {}
+        attention, candidates = tf.math.top_k(log_probs, k=num_candidates)
+        prefix_scores, forward = ctc_scorer.extend(ctc_state, candidates, step)
+        ctc_step = prefix_scores - ctc_state["score"][:, :, None]
+        scores = (1.0 - ctc_weight) * attention + ctc_weight * ctc_step
+        flat = [batch_size, beam_size * num_candidates]
+        candidate_state = {
+            "r": tf.reshape(forward, flat + _shape_list(forward)[3:]),
+            "score": tf.reshape(prefix_scores, flat),
+            "last": tf.reshape(candidates, flat),
+        }
+        return candidates, scores, candidate_state
+
+    def grow_topk(step, alive_seq, alive_log_probs, states, ctc_state):
         """The 2 * beam_size best one-token extensions of the alive beams.
 
         Two beam's worth, because up to beam_size of them may end in EOS and
@@ -180,27 +222,55 @@ def beam_search(
             ids_for_fn(alive_seq, step), step, flat_states
         )
         logits = tf.reshape(tf.cast(flat_logits, tf.float32), [batch_size, beam_size, vocab_size])
-        log_probs = tf.nn.log_softmax(logits) + alive_log_probs[:, :, None]
+        candidates, step_scores, candidate_state = score_candidates(
+            step, tf.nn.log_softmax(logits), ctc_state
+        )
+        log_probs = step_scores + alive_log_probs[:, :, None]
         # All candidates have the same length here, so the penalty never
         # reorders them; it matters when they compete with finished sequences.
         penalty = length_penalty(step + 1, alpha)
-        flat_log_probs = tf.reshape(log_probs, [batch_size, beam_size * vocab_size])
+        flat_log_probs = tf.reshape(log_probs, [batch_size, beam_size * num_candidates])
         topk_scores, topk_flat_ids = tf.math.top_k(flat_log_probs / penalty, k=2 * beam_size)
         topk_log_probs = tf.gather(flat_log_probs, topk_flat_ids, batch_dims=1)
-        topk_parents = topk_flat_ids // vocab_size  # which alive beam each extends
-        topk_ids = topk_flat_ids % vocab_size
+        topk_parents = topk_flat_ids // num_candidates  # which alive beam each extends
+        if ctc_scorer is None:
+            topk_ids = topk_flat_ids % vocab_size
+        else:
+            topk_ids = tf.gather(candidate_state["last"], topk_flat_ids, batch_dims=1)
         topk_seq = append_tokens(_gather_beams(alive_seq, topk_parents), topk_ids, step)
         new_states = tf.nest.map_structure(
             lambda s: _unmerge_beam_dim(s, batch_size, beam_size), flat_states
         )
-        return topk_seq, topk_log_probs, topk_scores, topk_ids == eos_id, topk_parents, new_states
+        topk_ctc = tf.nest.map_structure(lambda s: _gather_beams(s, topk_flat_ids), candidate_state)
+        return (
+            topk_seq,
+            topk_log_probs,
+            topk_scores,
+            topk_ids == eos_id,
+            topk_parents,
+            new_states,
+            topk_ctc,
+        )
 
     def body(
-        step, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, states
+        step,
+        alive_seq,
+        alive_log_probs,
+        finished_seq,
+        finished_scores,
+        finished_flags,
+        states,
+        ctc_state,
     ):
-        topk_seq, topk_log_probs, topk_scores, topk_finished, topk_parents, states = grow_topk(
-            step, alive_seq, alive_log_probs, states
-        )
+        (
+            topk_seq,
+            topk_log_probs,
+            topk_scores,
+            topk_finished,
+            topk_parents,
+            states,
+            topk_ctc,
+        ) = grow_topk(step, alive_seq, alive_log_probs, states, ctc_state)
         eos_mask = tf.cast(topk_finished, tf.float32)
 
         # Alive: the best beam_size candidates that did not just emit EOS.
@@ -211,6 +281,7 @@ def beam_search(
         # beams: one gather by parent beam instead of T2T's two.
         parents = _gather_beams(topk_parents, alive_pick)
         states = tf.nest.map_structure(lambda s: _gather_beams(s, parents), states)
+        ctc_state = tf.nest.map_structure(lambda s: _gather_beams(s, alive_pick), topk_ctc)
 
         # Finished: the best beam_size of the old finished sequences and the
         # candidates that just emitted EOS (others ranked last by -INF).
@@ -229,11 +300,13 @@ def beam_search(
             finished_scores,
             finished_flags,
             states,
+            ctc_state,
         )
 
     def not_finished(step, alive_seq, alive_log_probs, finished_seq, finished_scores, *_):
-        # Log probs only fall as a sequence grows, and the penalty is largest at
-        # decode_length, so this bounds every score the best alive beam can reach.
+        # Log probs (and CTC prefix probabilities) only fall as a sequence
+        # grows, and the penalty is largest at decode_length, so this bounds
+        # every score the best alive beam can reach.
         best_alive_bound = alive_log_probs[:, 0] / length_penalty(decode_length, alpha)
         # stop_early: the best finished beats every alive continuation; else the
         # worst one does (an empty slot's -INF keeps the search going). Per
@@ -250,6 +323,7 @@ def beam_search(
         finished_scores,
         finished_flags,
         states,
+        ctc_state,
     )
     shape_invariants = None
     if not use_fixed_shapes:  # the sequences grow by one column per step
@@ -262,9 +336,10 @@ def beam_search(
             finished_scores.shape,
             finished_flags.shape,
             tf.nest.map_structure(lambda s: s.shape, states),
+            tf.nest.map_structure(lambda s: s.shape, ctc_state),
         )
-    _, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, _ = tf.while_loop(
-        not_finished, body, loop_vars, shape_invariants=shape_invariants
+    _, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, *_ = (
+        tf.while_loop(not_finished, body, loop_vars, shape_invariants=shape_invariants)
     )
 
     # T2T's corner case: a batch item where no beam ever emitted EOS returns

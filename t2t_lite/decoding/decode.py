@@ -1,27 +1,43 @@
-"""Decoding batches and datasets with a trained model (shared by eval and decoder).
+"""Decoding with a trained model: the one search that eval, the decoder CLI
+and the SavedModel share.
 
-`decode_length` is static (the cache has a fixed shape), chosen per batch
-as T2T does: the input length plus `extra_length`, capped by
-`max_decode_length` (or the hparams' `max_target_seq_length`, else 256),
-rounded up to a multiple of 16 so that few lengths need tracing.
+`model_search` encodes a batch once and runs, as the decode hparams say:
+
+- beam search with the attention decoder (T2T's; greedy with beam_size 1),
+- joint CTC/attention beam search when `0 < ctc_weight < 1` (ESPnet's hybrid
+  decoding: each extension scored `(1 - w) * attention + w * CTC prefix`),
+- CTC greedy decoding when `ctc_weight == 1` (no decoder loop at all).
+
+An input with no speech (`inputs_length` 0: an empty waveform, or one the
+featurizer found silent) decodes to the empty sequence, score 0.
+
+The decode cache has a static length, the cap: `max_decode_length`, else the
+hparams' `max_target_seq_length`, else 256. Each batch stops at T2T's decode
+length, the encoder output's length plus `extra_length` (rounded up to a
+multiple of 16), within the cap. The length is a tensor, so one traced search
+serves every batch shape.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import tensorflow as tf
 
 from t2t_lite.decoding.beam_search import beam_search
+from t2t_lite.decoding.ctc_greedy import ctc_greedy_decode
+from t2t_lite.decoding.ctc_prefix_score import CtcPrefixScorer
 from t2t_lite.hparam import HParams
 
 LENGTH_QUANTUM = 16
-_DEFAULT_CAP = 256
+DEFAULT_DECODE_CAP = 256
 
 
 def decode_hparams(overrides: str = "") -> HParams:
-    """T2T's decode hparams (`--decode_hparams`), with its defaults."""
+    """T2T's decode hparams (`--decode_hparams`), with its defaults, plus
+    `ctc_weight` (0: attention only; 1: CTC greedy), `silence_dbfs` (an
+    audio input quieter than this RMS level, in dB full scale, is silence
+    and decodes to "") and `segment_seconds` (a longer recording is split
+    at pauses into pieces this long at most; 0: the training limit)."""
     return HParams(
         beam_size=4,
         alpha=0.6,
@@ -29,15 +45,98 @@ def decode_hparams(overrides: str = "") -> HParams:
         batch_size=16,
         return_beams=False,
         max_decode_length=0,  # 0: hparams.max_target_seq_length, else 256
+        ctc_weight=0.0,
+        silence_dbfs=-60.0,
+        segment_seconds=0.0,  # 0: the training limit (see serving_module.segment_seconds)
     ).parse(overrides)
 
 
-class BatchDecoder:
-    """Beam search (greedy when beam_size is 1) over batches of model features.
+def decode_cap(hparams: HParams, decode_hp: HParams) -> int:
+    """The static decode-cache length: no output is longer."""
+    return (
+        decode_hp.max_decode_length or hparams.get("max_target_seq_length", 0) or DEFAULT_DECODE_CAP
+    )
+
+
+def decode_length(encoded_length, extra_length: int, cap: int):
+    """T2T's decode length: encoder positions + `extra_length`, rounded up to
+    `LENGTH_QUANTUM`, in `[1, cap]` (a tensor for a tensor)."""
+    wanted = encoded_length + extra_length
+    wanted = LENGTH_QUANTUM * ((wanted + LENGTH_QUANTUM - 1) // LENGTH_QUANTUM)
+    return tf.clip_by_value(wanted, 1, cap)
+
+
+def check_decode_hparams(model, decode_hp: HParams) -> None:
+    """Raises ValueError for decode hparams the model cannot honour."""
+    if model.input_modality is None:
+        raise ValueError("decoding needs a problem with inputs (a language model has none).")
+    if not 0.0 <= decode_hp.ctc_weight <= 1.0:
+        raise ValueError(f"decode hparam ctc_weight must be in [0, 1], got {decode_hp.ctc_weight}.")
+    if decode_hp.ctc_weight > 0 and getattr(model, "ctc_projection", None) is None:
+        raise ValueError(
+            f"decode hparam ctc_weight={decode_hp.ctc_weight} needs a model with a CTC head; "
+            "this one was trained without one (train with hparam ctc_loss_weight > 0), "
+            "so decode with ctc_weight=0."
+        )
+    if decode_hp.beam_size < 1:
+        raise ValueError(f"decode hparam beam_size must be >= 1, got {decode_hp.beam_size}.")
+
+
+def model_search(model, features: dict, decode_hp: HParams, cap: int):
+    """Decodes a batch of model features.
 
     Args:
-        model: a `Transformer` (anything with `initial_decode_cache`,
-            `decode_step`, `input_modality` and `target_vocab_size`).
+        model: a `Transformer` with inputs.
+        features: "inputs" (and for speech "inputs_length"), a batch.
+        decode_hp: from `decode_hparams`, checked by `check_decode_hparams`.
+        cap: `decode_cap(...)`, the static decode-cache length.
+
+    Returns:
+        `(ids [batch, beams, length] int32, scores [batch, beams] float32)`,
+        best first; `beams` is `beam_size`, or 1 for CTC greedy decoding.
+    """
+    memory, memory_mask = model.encode(features, training=False)
+    batch_size = tf.shape(memory)[0]
+    frames = tf.cast(tf.reduce_sum(tf.cast(memory_mask, tf.float32), axis=1), tf.int32)
+    weight = decode_hp.ctc_weight
+    if weight >= 1.0:
+        ids, scores = ctc_greedy_decode(model.ctc_log_probs(memory), frames)
+        ids, scores = ids[:, None], scores[:, None]
+    else:
+        scorer = None
+        if weight > 0.0:
+            scorer = CtcPrefixScorer(model.ctc_log_probs(memory), frames)
+        cache = model.initial_decode_cache(features, cap, encoded=(memory, memory_mask))
+        ids, scores = beam_search(
+            lambda ids, step, states: model.decode_step(ids[:, -1], step, states),
+            tf.zeros([batch_size], tf.int32),
+            beam_size=decode_hp.beam_size,
+            decode_length=decode_length(tf.shape(memory)[1], decode_hp.extra_length, cap),
+            vocab_size=model.target_vocab_size,
+            alpha=decode_hp.alpha,
+            states=cache,
+            ctc_scorer=scorer,
+            ctc_weight=weight,
+        )
+    if "inputs_length" in features:  # no speech: the empty transcript
+        empty = tf.reshape(tf.cast(features["inputs_length"], tf.int32), [-1]) <= 0
+        ids = tf.where(empty[:, None, None], 0, ids)
+        scores = tf.where(empty[:, None], 0.0, scores)
+    return ids, scores
+
+
+def _relaxed_spec(tensor) -> tf.TensorSpec:
+    """Batch and length dimensions unknown, the rest as given: one trace for all batches."""
+    tensor = tf.convert_to_tensor(tensor)
+    shape = [None] * min(tensor.shape.rank, 2) + tensor.shape.as_list()[2:]
+    return tf.TensorSpec(shape, tensor.dtype)
+
+
+class BatchDecoder:
+    """`model_search` over batches of model features, traced once.
+
+    Args:
+        model: a `Transformer` with inputs.
         hparams: the model's hparams (for `max_target_seq_length`).
         decode_hp: from `decode_hparams`.
 
@@ -47,47 +146,33 @@ class BatchDecoder:
     Returns:
         `(ids [batch, beams, length] int32, scores [batch, beams] float32)`
         as NumPy arrays, best beam first.
+
+    Raises:
+        ValueError: decode hparams the model cannot honour (see
+            `check_decode_hparams`).
     """
 
     def __init__(self, model, hparams: HParams, decode_hp: HParams):
-        if model.input_modality is None:
-            raise ValueError("decoding needs a problem with inputs (a language model has none).")
+        check_decode_hparams(model, decode_hp)
         self.model = model
         self.decode_hp = decode_hp
-        self.cap = decode_hp.max_decode_length or hparams.max_target_seq_length or _DEFAULT_CAP
-        self._functions: dict[int, tf.types.experimental.PolymorphicFunction] = {}
+        self.cap = decode_cap(hparams, decode_hp)
+        self._functions: dict[tuple, tf.types.experimental.PolymorphicFunction] = {}
 
-    def decode_length(self, features: dict) -> int:
-        input_length = int(features["inputs"].shape[1])
-        if self.model.input_modality == "speech":
-            input_length = math.ceil(input_length / 4)  # the front end's reduction
-        wanted = input_length + self.decode_hp.extra_length
-        wanted = LENGTH_QUANTUM * math.ceil(wanted / LENGTH_QUANTUM)
-        return max(1, min(self.cap, wanted))
-
-    def _function(self, decode_length: int):
-        if decode_length not in self._functions:
-            model, hp = self.model, self.decode_hp
-
-            def search(features):
-                cache = model.initial_decode_cache(features, decode_length)
-                batch_size = tf.shape(cache["layer_0"]["self_attention"])[0]
-                return beam_search(
-                    lambda ids, step, states: model.decode_step(ids[:, -1], step, states),
-                    tf.zeros([batch_size], tf.int32),
-                    beam_size=hp.beam_size,
-                    decode_length=decode_length,
-                    vocab_size=model.target_vocab_size,
-                    alpha=hp.alpha,
-                    states=cache,
-                )
-
-            self._functions[decode_length] = tf.function(search, reduce_retracing=True)
-        return self._functions[decode_length]
+    def _function(self, inputs: dict):
+        key = tuple(sorted(inputs))
+        if key not in self._functions:
+            signature = {name: _relaxed_spec(value) for name, value in inputs.items()}
+            model, hp, cap = self.model, self.decode_hp, self.cap
+            self._functions[key] = tf.function(
+                lambda features: model_search(model, features, hp, cap),
+                input_signature=[signature],
+            )
+        return self._functions[key]
 
     def __call__(self, features: dict) -> tuple[np.ndarray, np.ndarray]:
         inputs = {k: v for k, v in features.items() if k != "targets"}
-        ids, scores = self._function(self.decode_length(inputs))(inputs)
+        ids, scores = self._function(inputs)(inputs)
         return ids.numpy(), scores.numpy()
 
 

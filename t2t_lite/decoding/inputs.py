@@ -1,17 +1,53 @@
-"""Model features from user inputs: text lines or audio file paths (decode_from_file)."""
+"""Decoder inputs: text lines, waveforms, and a speech split's records as waveforms."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data.audio_io import read_audio
 from t2t_lite.data.problem import Problem
-from t2t_lite.data.speech_problem import featurize
 from t2t_lite.data.text_encoders import EOS_ID
-from t2t_lite.hparam import HParams
+
+
+class InputListError(ValueError):
+    """A --decode_from_file list that is not text; the message says where and what to do."""
+
+
+def read_input_lines(path: str) -> list[str]:
+    """The non-blank lines of a UTF-8 file, stripped (text inputs or audio paths).
+
+    A UTF-8 byte order mark is skipped (editors on Windows write one).
+
+    Args:
+        path: a local file.
+
+    Returns:
+        The lines, in order.
+
+    Raises:
+        InputListError: the file is not UTF-8 (the message names the line and byte).
+        OSError: the file cannot be read.
+    """
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as error:
+        raise InputListError(_not_utf8_message(path, data, error.start)) from None
+    # newline=None: the same line ends as open() in text mode ("\n", "\r\n", "\r").
+    return [line.strip() for line in io.StringIO(text, newline=None) if line.strip()]
+
+
+def _not_utf8_message(path: str, data: bytes, offset: int) -> str:
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return (
+        f"{path} is not UTF-8: byte 0x{data[offset]:02x} at line {line}, column {column} "
+        f"(byte offset {offset}); save it as UTF-8 text, one input per line."
+    )
 
 
 def _pad_stack(arrays: list[np.ndarray]) -> np.ndarray:
@@ -23,17 +59,13 @@ def _pad_stack(arrays: list[np.ndarray]) -> np.ndarray:
     return np.stack(padded)
 
 
-def features_from_lines(
-    problem: Problem, hparams: HParams, data_dir: str, lines: list[str], batch_size: int
+def text_batches(
+    problem: Problem, data_dir: str, lines: list[str], batch_size: int
 ) -> Iterator[dict]:
-    """Batches of model features, in order, for text lines or audio paths.
+    """Batches of model features, in order, for text lines (EOS appended).
 
-    Raises:
-        AudioError: an audio path cannot be read (the message names it).
+    Speech inputs are waveforms; see `waveform_batches`.
     """
-    if problem.input_modality == "speech":
-        yield from _speech_batches(lines, hparams, batch_size)
-        return
     encoder = problem.feature_encoders(data_dir)["inputs"]
     for start in range(0, len(lines), batch_size):
         chunk = lines[start : start + batch_size]
@@ -41,16 +73,36 @@ def features_from_lines(
         yield {"inputs": tf.constant(_pad_stack(ids))}
 
 
-def _speech_batches(paths: list[str], hparams: HParams, batch_size: int) -> Iterator[dict]:
-    """Featurizes audio files inside tf.data, as the input pipeline does, so a
-    file decodes exactly as the same utterance does from the dataset."""
-    waveforms = [read_audio(path) for path in paths]  # fails early, naming the file
-    dataset = tf.data.Dataset.from_generator(
-        lambda: iter(waveforms), output_signature=tf.TensorSpec([None], tf.float32)
-    )
+def waveform_batches(
+    waveforms: list[np.ndarray], batch_size: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """`(waveforms [batch, samples] zero padded, lengths [batch])`, in order."""
+    for start in range(0, len(waveforms), batch_size):
+        chunk = waveforms[start : start + batch_size]
+        lengths = np.array([len(w) for w in chunk], np.int32)
+        yield _pad_stack([np.asarray(w, np.float32) for w in chunk]), lengths
 
-    def features(waveform):
-        inputs = featurize(waveform, hparams, training=False)
-        return {"inputs": inputs, "inputs_length": tf.shape(inputs)[0]}
 
-    yield from dataset.map(features).padded_batch(batch_size)
+def record_waveform_batches(
+    problem: Problem, data_dir: str, split: str, batch_size: int
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """A speech split's records as `(waveforms, lengths, targets)` NumPy batches,
+    in shard order: what the decoder transcribes as the SavedModel would.
+
+    Raises:
+        DataError / ShardError: the split's shards are missing or damaged.
+    """
+    files = problem.require_data(data_dir, split)
+
+    def waveform_and_targets(serialized):
+        example = problem.decode_example(serialized)
+        waveform = example["waveform"]
+        return {
+            "waveform": waveform,
+            "waveform_length": tf.shape(waveform)[0],
+            "targets": example["targets"],
+        }
+
+    dataset = tf.data.TFRecordDataset(files).map(waveform_and_targets).padded_batch(batch_size)
+    for batch in dataset:
+        yield batch["waveform"].numpy(), batch["waveform_length"].numpy(), batch["targets"].numpy()

@@ -37,7 +37,8 @@ class TransformerLayerBase(keras.layers.Layer):
         norm_type: `"layer"`, `"rms"` or `"none"`.
         norm_epsilon: epsilon of the norms.
         attention_dropout_broadcast_dims: broadcast dims of attention dropout.
-        relu_dropout_broadcast_dims: broadcast dims of the ReLU dropout.
+        relu_dropout_broadcast_dims: broadcast dims of the ReLU dropout
+            (`dense_relu_dense` only, as in T2T).
         layer_prepostprocess_dropout_broadcast_dims: broadcast dims of `d`.
         kernel_initializer: initializer of every kernel.
         max_relative_position: 0, or the clipping distance of T2T's relative
@@ -139,8 +140,8 @@ class TransformerLayerBase(keras.layers.Layer):
                 first_kernel_size=self.conv_first_kernel,
                 second_kernel_size=1,
                 padding=padding,
+                # T2T's conv_relu_conv ignores relu_dropout_broadcast_dims.
                 dropout=self.relu_dropout,
-                dropout_broadcast_dims=self.relu_dropout_broadcast_dims,
                 kernel_initializer=clone_initializer(self.kernel_initializer),
                 dtype=self.dtype_policy,
                 name="ffn",

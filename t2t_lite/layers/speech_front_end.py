@@ -7,6 +7,8 @@ from t2t_lite.layers._utils import clone_initializer
 
 # T2T's `layer_norm` epsilon.
 _NORM_EPSILON = 1e-6
+# Conv2D blocks of stride 2 in time (and frequency): the 4x time reduction.
+_NUM_STRIDED_BLOCKS = 2
 
 
 def _strided_size(size: int) -> int:
@@ -27,15 +29,17 @@ class SpeechFrontEnd(keras.layers.Layer):
     """Reduces filterbank frames 4x in time and folds frequency into `hidden_size`.
 
     T2T's `speech_recognition_bottom`: two blocks of Conv2D(`num_filters`,
-    3x3, stride 2, no bias) + LayerNorm (over channels, in float32) + ReLU,
-    then a Conv2D whose kernel spans all remaining frequency bins, projecting
-    to `hidden_size`. Unlike T2T, the front end is exact under padding:
-    padded frames are zeroed before every convolution and the time axis is
-    padded by hand (2 zeros on the right before each strided conv, 1 on each
-    side of the last one), so output `t` of a strided block always covers
-    input frames `2t .. 2t+2` and a real output never depends on padding or
-    on how much of it there is. The frequency axis is VALID (80 -> 39 -> 19
-    bins).
+    3x3, stride 2, no bias) + LayerNorm + ReLU, then a third block whose
+    Conv2D (3 frames x all remaining frequency bins, no bias) projects to
+    `hidden_size`, again followed by LayerNorm + ReLU. Every LayerNorm is
+    T2T's `layer_norm`: over the last (channel) axis, epsilon 1e-6, a scale
+    and a bias, computed in float32. Unlike T2T, the front end is exact
+    under padding: padded frames are zeroed before every convolution and the
+    time axis is padded by hand (2 zeros on the right before each strided
+    conv, 1 on each side of the last one), so output `t` of a strided block
+    always covers input frames `2t .. 2t+2` and a real output never depends
+    on padding or on how much of it there is. The frequency axis is VALID
+    (80 -> 39 -> 19 bins).
 
     Args:
         hidden_size: output depth.
@@ -52,7 +56,8 @@ class SpeechFrontEnd(keras.layers.Layer):
 
     Returns:
         `(outputs, reduced_nonpadding_mask)`: `outputs` is
-        `[batch, ceil(frames / 4), hidden_size]`, zero at padded positions;
+        `[batch, ceil(frames / 4), hidden_size]`, non-negative (it ends in a
+        ReLU) and zero at padded positions;
         the mask is `nonpadding_mask[:, ::4]` (float32 ones when no mask was
         given).
 
@@ -103,23 +108,29 @@ class SpeechFrontEnd(keras.layers.Layer):
                 name=name,
             )
 
+        def norm(name, shape):
+            layer = keras.layers.LayerNormalization(
+                epsilon=_NORM_EPSILON, dtype="float32", name=name
+            )
+            layer.build(shape)
+            return layer
+
         self._block_convs = []
         self._block_norms = []
         in_channels = channels
-        for i in range(2):
+        for i in range(_NUM_STRIDED_BLOCKS):
             block_conv = conv(self.num_filters, (3, 3), (2, 2), f"conv{i + 1}")
             block_conv.build((None, None, bins, in_channels))
             bins = _strided_size(bins)
-            norm = keras.layers.LayerNormalization(
-                epsilon=_NORM_EPSILON, dtype="float32", name=f"layer_norm{i + 1}"
-            )
-            norm.build((None, None, bins, self.num_filters))
             self._block_convs.append(block_conv)
-            self._block_norms.append(norm)
+            self._block_norms.append(
+                norm(f"layer_norm{i + 1}", (None, None, bins, self.num_filters))
+            )
             in_channels = self.num_filters
         self._remaining_bins = bins
         self._fold_conv = conv(self.hidden_size, (3, bins), (1, 1), "fold_conv")
         self._fold_conv.build((None, None, bins, self.num_filters))
+        self._fold_norm = norm("fold_layer_norm", (None, None, self.hidden_size))
         self.built = True
 
     def call(self, features, nonpadding_mask=None):
@@ -132,14 +143,24 @@ class SpeechFrontEnd(keras.layers.Layer):
             # 2 zeros on the right: ceil(frames / 2) outputs, the last of which
             # sees the same zeros whether they come from padding or from here.
             x = ops.pad(x, [[0, 0], [0, 2], [0, 0], [0, 0]])
-            x = block_conv(x)
-            x = ops.cast(norm(ops.cast(x, "float32")), self.compute_dtype)
-            x = ops.relu(x)
+            x = self._norm_relu(norm, block_conv(x))
             mask = mask[:, ::2]
         x = _mask_frames(x, mask)
         x = ops.pad(x, [[0, 0], [1, 1], [0, 0], [0, 0]])
-        x = ops.squeeze(self._fold_conv(x), axis=2)
+        x = self._norm_relu(self._fold_norm, ops.squeeze(self._fold_conv(x), axis=2))
+        # The norm's bias makes padded frames non-zero again.
         return _mask_frames(x, mask), mask
+
+    def _norm_relu(self, norm, x):
+        return ops.relu(ops.cast(norm(ops.cast(x, "float32")), self.compute_dtype))
+
+    @staticmethod
+    def output_length(frames):
+        """Output frames for `frames` input frames: each stride-2 block keeps
+        every second frame, so `ceil(ceil(frames / 2) / 2)` (int or tensor)."""
+        for _ in range(_NUM_STRIDED_BLOCKS):
+            frames = (frames + 1) // 2
+        return frames
 
     def get_config(self):
         config = super().get_config()

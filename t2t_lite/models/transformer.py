@@ -257,12 +257,9 @@ class Transformer(keras.Model):
             )
 
         def embedding_dropout(name):
+            # T2T's input dropout is a plain tf.nn.dropout: no broadcast dims.
             return LayerPrePostProcess(
-                "d",
-                dropout=layer_prepostprocess_dropout,
-                dropout_broadcast_dims=layer_prepostprocess_dropout_broadcast_dims,
-                dtype=policy,
-                name=name,
+                "d", dropout=layer_prepostprocess_dropout, dtype=policy, name=name
             )
 
         scale = multiply_embedding_mode == "sqrt_depth"
@@ -413,6 +410,13 @@ class Transformer(keras.Model):
     def has_inputs(self) -> bool:
         return self.input_modality is not None
 
+    def encoded_length(self, input_length):
+        """The encoder output's length for `input_length` input positions
+        (frames for speech, which the front end reduces; tokens for text)."""
+        if self.input_modality == "speech":
+            return self.speech_front_end.output_length(input_length)
+        return input_length
+
     # -- training-time computation --------------------------------------------------
 
     def _add_position(self, x, start_index=0):
@@ -471,18 +475,29 @@ class Transformer(keras.Model):
         ctc_logits = ops.cast(self.ctc_projection(memory), "float32")
         return logits, ctc_logits, memory_mask
 
+    def ctc_log_probs(self, memory):
+        """float32 per-frame log posteriors of the CTC head, `[batch, frames, vocab]`
+        (blank is PAD_ID), from `encode`'s output."""
+        if self.ctc_projection is None:
+            raise ValueError("ctc_log_probs needs a model built with ctc_head=True.")
+        return ops.log_softmax(ops.cast(self.ctc_projection(memory), "float32"), axis=-1)
+
     # -- incremental decoding ------------------------------------------------------------
 
-    def initial_decode_cache(self, features: dict, max_length: int, batch_size=None) -> dict:
+    def initial_decode_cache(
+        self, features: dict, max_length: int, batch_size=None, encoded=None
+    ) -> dict:
         """Encodes the inputs once and returns the cache for `max_length` steps.
 
         Every entry has batch as its first dimension, so beam search can tile
-        and reorder it. `batch_size` is needed only for a decoder-only model.
+        and reorder it. `batch_size` is needed only for a decoder-only model;
+        `encoded` is `encode(features)`'s result when the caller has it
+        already (joint CTC decoding reads the encoder output too).
         """
         cache = {}
         memory = None
         if self.has_inputs:
-            memory, cache["memory_mask"] = self.encode(features, training=False)
+            memory, cache["memory_mask"] = encoded or self.encode(features, training=False)
             batch_size = ops.shape(memory)[0]
         elif batch_size is None:
             raise ValueError("a decoder-only model needs batch_size to decode.")

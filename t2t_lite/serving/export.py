@@ -176,8 +176,6 @@ def export_run(
     """
     version = check_version(export_dir, version)  # before the slow part
     problem.add_hparams(hparams)  # runs saved before the problem had an hparam
-    if decode_hp.beam_size < 1:
-        raise ExportError(f"decode hparam beam_size must be >= 1, got {decode_hp.beam_size}.")
     encoders = problem.feature_encoders(data_dir)
     check_exportable(problem, encoders)
     try:
@@ -186,7 +184,10 @@ def export_run(
         trained_model.restore_weights(model, checkpoint)
     except (trained_model.CheckpointNotFoundError, trained_model.CheckpointMismatchError) as error:
         raise ExportError(str(error)) from error
-    module = ServingModule(model, problem, hparams, decode_hp, encoders)
+    try:
+        module = ServingModule(model, problem, hparams, decode_hp, encoders)
+    except ValueError as error:  # decode hparams the model cannot honour
+        raise ExportError(str(error)) from error
     metadata = {
         "problem": problem.name,
         "model": model_name,
@@ -194,7 +195,7 @@ def export_run(
         "decode_hparams": decode_hp.values(),
         "max_decode_length": module.max_decode_length,
     }
-    for name in ("max_input_frames", "max_input_samples", "max_input_tokens"):
+    for name in ("max_input_frames", "segment_seconds", "max_input_tokens"):
         if hasattr(module, name):
             metadata[name] = getattr(module, name)
     signatures = {"serving_default": module.signature()}

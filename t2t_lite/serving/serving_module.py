@@ -14,21 +14,26 @@ Everything between the request and the reply is TF ops, so TF Serving or
   alone (no dither, no SpecAugment);
 - text: `inputs` string `[batch]` is tokenized by the problem's input
   encoder (`tf_encode`) and EOS is appended, as the problem's records have it;
-- decoding is `BatchDecoder`'s beam search with the same decode hparams and
-  the same length rule: `decode_length` = input length (after the speech
-  front end's 4x reduction) + `extra_length`, rounded up to 16 and capped by
-  `max_decode_length` (else `max_target_seq_length`, else 256). The cap is
-  static because the decode cache has a static length;
+- decoding is `decode.model_search`, the search the decoder CLI runs, with
+  the decode hparams given at export (beam, `alpha`, `ctc_weight`, ...): the
+  same hypotheses for the same inputs;
+- a waveform longer than `segment_seconds` (a decode hparam; default the
+  training limit, `max_input_frames`) is transcribed whole: it is split at
+  pauses into pieces (`decoding/long_form.py`), the pieces of the batch are
+  decoded together and each recording's text is its pieces' texts joined
+  with spaces; nothing is truncated;
+- a waveform (or piece) with no speech (empty, all zero, NaN, or quieter
+  than the decode hparam `silence_dbfs`) gives "" with score 0;
 - the best beam is detokenized by the target encoder (`tf_decode`):
   `outputs` string `[batch]` and `scores` float32 `[batch]` (its length
-  penalized log probability). With `return_beams=True` both are
-  `[batch, beam_size]`, best first.
+  penalized log probability; a split recording's is the sum over its
+  pieces). With `return_beams=True` both are `[batch, beam_size]`, best
+  first (beam k of a split recording joins beam k of its pieces).
 
-Over-long inputs never grow the graph's memory without bound: a waveform is
-truncated to `max_input_frames` frames' worth of samples and a text input to
-`max_input_tokens` ids (its EOS included) before decoding, and every output
-has at most the static cap of tokens (a hypothesis that reached the cap
-without EOS is returned as it is, as T2T does).
+A text input longer than `max_input_tokens` ids (its EOS included) fails
+the request with an InvalidArgumentError saying so, rather than being cut.
+Every output has at most the static cap of tokens per piece (a hypothesis
+that reached the cap without EOS is returned as it is, as T2T does).
 """
 
 from __future__ import annotations
@@ -42,14 +47,13 @@ from t2t_lite.data import audio_features
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.speech_problem import log_mel_features
 from t2t_lite.data.text_encoders import EOS_ID, TextEncoder
-from t2t_lite.decoding.beam_search import beam_search
-from t2t_lite.decoding.decode import LENGTH_QUANTUM, BatchDecoder
+from t2t_lite.decoding.decode import check_decode_hparams, decode_cap, model_search
+from t2t_lite.decoding.long_form import join_pieces, split_recordings
 from t2t_lite.hparam import HParams
 
 # Limits used when the hparams set none: 30 s of audio, 256 text tokens.
 DEFAULT_MAX_INPUT_FRAMES = 3000
 DEFAULT_MAX_INPUT_TOKENS = 256
-_FRONT_END_REDUCTION = 4  # the speech front end's two stride-2 convolutions
 
 
 def max_input_frames(hparams: HParams) -> int:
@@ -74,24 +78,29 @@ def max_input_tokens(hparams: HParams) -> int:
     return DEFAULT_MAX_INPUT_TOKENS
 
 
-def max_input_samples(hparams: HParams) -> int:
-    """The waveform length (samples) that yields exactly `max_input_frames` frames."""
-    step = int(hparams.audio_frame_step * hparams.audio_sample_rate / 1000)
-    # Pre-emphasis drops one sample; a frame is real when it starts inside.
-    extra = 1 if hparams.audio_preemphasis > 0 else 0
-    return max_input_frames(hparams) * step + extra
+def segment_seconds(hparams: HParams, decode_hp: HParams) -> float:
+    """The longest piece of a recording decoded at once: the decode hparam
+    `segment_seconds`, else the training limit `max_input_frames`."""
+    if decode_hp.segment_seconds > 0:
+        return float(decode_hp.segment_seconds)
+    return max_input_frames(hparams) * hparams.audio_frame_step / 1000.0
 
 
 def featurize_batch(
-    waveforms: tf.Tensor, waveform_lengths: tf.Tensor, hparams: HParams
+    waveforms: tf.Tensor,
+    waveform_lengths: tf.Tensor,
+    hparams: HParams,
+    silence_dbfs: float | None = None,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Inference featurization of a zero-padded batch, row by row equal to `featurize`.
 
     Args:
-        waveforms: float32 `[batch, samples]`.
+        waveforms: float32 `[batch, samples]`; non-finite samples are read as 0.
         waveform_lengths: int `[batch]` real lengths in samples (clipped to
             `[0, samples]`).
         hparams: the `audio_*` hparams of a speech problem.
+        silence_dbfs: rows quieter than this RMS level (dB full scale) get
+            frame length 0, which decodes to ""; None keeps every row.
 
     Returns:
         `(features [batch, frames, mel_bins, channels], frame_lengths [batch])`:
@@ -104,6 +113,7 @@ def featurize_batch(
     array([100,  50], dtype=int32)
     """
     waveforms = tf.convert_to_tensor(waveforms, tf.float32)
+    waveforms = tf.where(tf.math.is_finite(waveforms), waveforms, 0.0)
     num_samples = tf.shape(waveforms)[1]
     lengths = tf.clip_by_value(tf.cast(waveform_lengths, tf.int32), 0, num_samples)
     # Zeros past the end change no real frame (they are masked out) and make
@@ -119,7 +129,84 @@ def featurize_batch(
     # so that the decode length (and the work) ignores extra client padding.
     features = features[:, :frames]
     mask = tf.sequence_mask(frame_lengths, frames)
-    return audio_features.normalize_per_utterance(features, mask), frame_lengths
+    features = audio_features.normalize_per_utterance(features, mask)
+    if silence_dbfs is not None:
+        silent = audio_features.level_dbfs(waveforms, lengths) < silence_dbfs
+        frame_lengths = tf.where(silent, 0, frame_lengths)
+    return features, frame_lengths
+
+
+def transcribe_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HParams, cap: int):
+    """Splits recordings into pieces (`long_form.split_recordings`), featurizes
+    and decodes the pieces as one batch.
+
+    Args:
+        model: a speech `Transformer`.
+        waveforms: float32 `[batch, samples]` (16 kHz, [-1, 1], zero padded);
+            non-finite samples are read as 0.
+        lengths: int `[batch]` real samples.
+        hparams: the run's hparams (`audio_*`, length limits).
+        decode_hp: decode hparams (search, `segment_seconds`, `silence_dbfs`).
+        cap: the static decode cap (`decode.decode_cap`).
+
+    Returns:
+        `(ids [pieces, beams, length], scores [pieces, beams], rows [pieces])`:
+        `model_search`'s result for every piece, and the recording each came
+        from (pieces in order).
+    """
+    waveforms = tf.convert_to_tensor(waveforms, tf.float32)
+    waveforms = tf.where(tf.math.is_finite(waveforms), waveforms, 0.0)
+    pieces, piece_lengths, rows = split_recordings(
+        waveforms, lengths, hparams.audio_sample_rate, segment_seconds(hparams, decode_hp)
+    )
+    features, frame_lengths = featurize_batch(
+        pieces, piece_lengths, hparams, decode_hp.silence_dbfs
+    )
+    features = {"inputs": features, "inputs_length": frame_lengths}
+    ids, scores = model_search(model, features, decode_hp, cap)
+    return ids, scores, rows
+
+
+class WaveformTranscriber:
+    """The SavedModel's speech path in process: `transcribe_pieces`, traced once,
+    with each recording's piece texts joined as the graph joins them.
+
+    Args:
+        model, hparams, decode_hp, cap: as for `transcribe_pieces`.
+        target_encoder: the problem's target encoder (any, graph ops or not).
+
+    Call arguments:
+        waveforms: float32 `[batch, samples]`, zero padded.
+        lengths: int `[batch]` real samples.
+
+    Returns:
+        A list (one per recording) of `(beam_texts, score)`: the text of each
+        beam, best first, and the summed score of the best beam's pieces.
+    """
+
+    def __init__(self, model, hparams: HParams, decode_hp: HParams, cap: int, target_encoder):
+        self._encoder = target_encoder
+        self._transcribe = tf.function(
+            lambda waveforms, lengths: transcribe_pieces(
+                model, waveforms, lengths, hparams, decode_hp, cap
+            ),
+            input_signature=[
+                tf.TensorSpec([None, None], tf.float32),
+                tf.TensorSpec([None], tf.int32),
+            ],
+        )
+
+    def __call__(self, waveforms, lengths) -> list[tuple[list[str], float]]:
+        ids, scores, rows = (t.numpy() for t in self._transcribe(waveforms, lengths))
+        results = []
+        for row in range(len(lengths)):
+            pieces = [p for p in range(len(rows)) if rows[p] == row]
+            beams = [
+                " ".join(t for t in (self._encoder.decode(ids[p, k]) for p in pieces) if t)
+                for k in range(ids.shape[1])
+            ]
+            results.append((beams, float(sum(scores[p, 0] for p in pieces))))
+        return results
 
 
 @dataclasses.dataclass
@@ -165,13 +252,13 @@ class ServingModule(tf.Module):
         # but not saved as an object (loading would then want Keras classes).
         self._parts = _Untracked(model, hparams, decode_hp, encoders)
         self._modality = problem.input_modality
-        # BatchDecoder owns the cap rule; reuse it so the two never disagree.
-        self.max_decode_length = BatchDecoder(model, hparams, decode_hp).cap
+        check_decode_hparams(model, decode_hp)
+        self.max_decode_length = decode_cap(hparams, decode_hp)
         # Tracked, so that the SavedModel holds the weights the graph reads.
         self.model_variables = [getattr(v, "value", v) for v in model.variables]
         if self._modality == "speech":
             self.max_input_frames = max_input_frames(hparams)
-            self.max_input_samples = max_input_samples(hparams)
+            self.segment_seconds = segment_seconds(hparams, decode_hp)
             self.serve = tf.function(
                 self._serve_speech,
                 input_signature=[
@@ -203,47 +290,56 @@ class ServingModule(tf.Module):
             message="waveform and waveform_length must have the same batch size",
         )
         with tf.control_dependencies([same_batch]):
-            # Over-long audio: keep the first max_input_frames frames' samples.
-            waveform = tf.identity(waveform[:, : self.max_input_samples])
-        features, frame_lengths = featurize_batch(waveform, waveform_length, self._parts.hparams)
-        input_length = (tf.shape(features)[1] + _FRONT_END_REDUCTION - 1) // _FRONT_END_REDUCTION
-        return self._decode({"inputs": features, "inputs_length": frame_lengths}, input_length)
+            waveform = tf.identity(waveform)
+        return self._decode_rows(*transcribe_pieces(
+            self._parts.model, waveform, waveform_length, self._parts.hparams,
+            self._parts.decode_hp, self.max_decode_length,
+        ), tf.shape(waveform)[0])  # fmt: skip
 
     def _serve_text(self, inputs):
         inputs = tf.ensure_shape(inputs, [None])  # see _serve_speech
         ids = self._parts.encoders["inputs"].tf_encode(inputs)
-        # Over-long text: keep the first tokens, then EOS (as every record ends).
-        ids = ids[:, : self.max_input_tokens - 1]
+        longest = tf.reduce_max(tf.concat([ids.row_lengths(), [0]], axis=0)) + 1  # + EOS
+        fits = tf.debugging.assert_less_equal(
+            tf.cast(longest, tf.int32),
+            self.max_input_tokens,
+            message=f"an input has more tokens than this model takes ({self.max_input_tokens} "
+            "with EOS, its max_input_seq_length); split the text into shorter inputs",
+        )
         eos = tf.fill([ids.nrows(), 1], EOS_ID)
-        ids = tf.concat([tf.cast(ids, tf.int32), eos], axis=1).to_tensor(0)
-        return self._decode({"inputs": ids}, tf.shape(ids)[1])
+        with tf.control_dependencies([fits]):
+            ids = tf.concat([tf.cast(ids, tf.int32), eos], axis=1).to_tensor(0)
+        model, hp = self._parts.model, self._parts.decode_hp
+        ids, scores = model_search(model, {"inputs": ids}, hp, self.max_decode_length)
+        return self._detokenize(ids, scores)
 
     # -- beam search -> text ---------------------------------------------------------
 
-    def _decode_length(self, input_length: tf.Tensor) -> tf.Tensor:
-        """BatchDecoder.decode_length in TF ops (its input is a tensor here)."""
-        wanted = input_length + self._parts.decode_hp.extra_length
-        wanted = LENGTH_QUANTUM * ((wanted + LENGTH_QUANTUM - 1) // LENGTH_QUANTUM)
-        return tf.clip_by_value(wanted, 1, self.max_decode_length)
-
-    def _decode(self, features: dict, input_length: tf.Tensor) -> dict:
-        model, hp = self._parts.model, self._parts.decode_hp
+    def _detokenize(self, ids, scores) -> dict:
+        """`outputs`/`scores` of the best beam (or of every beam) of each row."""
         target_encoder = self._parts.encoders["targets"]
-        # The cache needs a static length: the cap; the search stops at the
-        # per-request decode length, which the cap bounds.
-        cache = model.initial_decode_cache(features, self.max_decode_length)
-        batch_size = tf.shape(cache["layer_0"]["self_attention"])[0]
-        ids, scores = beam_search(
-            lambda ids, step, states: model.decode_step(ids[:, -1], step, states),
-            tf.zeros([batch_size], tf.int32),
-            beam_size=hp.beam_size,
-            decode_length=self._decode_length(input_length),
-            vocab_size=model.target_vocab_size,
-            alpha=hp.alpha,
-            states=cache,
-        )
-        if hp.return_beams:
-            flat = tf.reshape(ids, [batch_size * hp.beam_size, -1])
-            texts = tf.reshape(target_encoder.tf_decode(flat), [batch_size, hp.beam_size])
-            return {"outputs": texts, "scores": scores}
+        if self._parts.decode_hp.return_beams:
+            rows, beams = tf.shape(ids)[0], tf.shape(ids)[1]
+            texts = target_encoder.tf_decode(tf.reshape(ids, [rows * beams, -1]))
+            return {"outputs": tf.reshape(texts, [rows, beams]), "scores": scores}
         return {"outputs": target_encoder.tf_decode(ids[:, 0]), "scores": scores[:, 0]}
+
+    def _decode_rows(self, ids, scores, rows, num_rows) -> dict:
+        """Detokenizes the pieces, then joins each recording's texts in order."""
+        pieces = self._detokenize(ids, scores)
+        texts, scores = pieces["outputs"], pieces["scores"]
+        if not self._parts.decode_hp.return_beams:
+            return {
+                "outputs": join_pieces(texts, rows, num_rows),
+                "scores": tf.math.unsorted_segment_sum(scores, rows, num_rows),
+            }
+        beams = tf.transpose(texts)  # [beam, pieces]: join beam k of every piece
+        joined = tf.map_fn(
+            lambda column: join_pieces(column, rows, num_rows),
+            beams,
+            fn_output_signature=tf.TensorSpec([None], tf.string),
+        )
+        return {
+            "outputs": tf.transpose(joined),
+            "scores": tf.math.unsorted_segment_sum(scores, rows, num_rows),
+        }

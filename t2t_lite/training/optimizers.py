@@ -1,10 +1,11 @@
-"""Optimizers from core Keras, configured by T2T's hparam names."""
+"""Optimizers from core Keras (and T2T's Adafactor), configured by T2T's hparam names."""
 
 from __future__ import annotations
 
 import keras
 
 from t2t_lite.hparam import HParams
+from t2t_lite.training.adafactor import Adafactor
 
 # What each optimizer reads besides the learning rate.
 OPTIMIZER_HPARAMS = {
@@ -18,9 +19,12 @@ OPTIMIZER_HPARAMS = {
     "lamb": ("optimizer_adam_beta1", "optimizer_adam_beta2", "optimizer_adam_epsilon"),
     "adafactor": (
         "optimizer_adafactor_beta1",
+        "optimizer_adafactor_beta2",
+        "optimizer_adafactor_decay_type",
         "optimizer_adafactor_memory_exponent",
         "optimizer_adafactor_clipping_threshold",
         "optimizer_adafactor_multiply_by_parameter_scale",
+        "optimizer_adafactor_factored",
     ),
     "sgd": (),
     "momentum": ("optimizer_momentum_momentum", "optimizer_momentum_nesterov"),
@@ -78,21 +82,18 @@ def make_optimizer(hparams: HParams, learning_rate) -> keras.optimizers.Optimize
             )
         return keras.optimizers.Lamb(learning_rate, **betas, **common)
     if name == "adafactor":
-        if hparams.optimizer_adafactor_beta1 != 0.0:
-            raise ValueError(
-                "hparam 'optimizer_adafactor_beta1' must be 0: Keras's Adafactor has no "
-                "first-moment momentum."
-            )
-        if not hparams.optimizer_adafactor_multiply_by_parameter_scale:
-            raise ValueError(
-                "hparam 'optimizer_adafactor_multiply_by_parameter_scale' must be true: "
-                "Keras's Adafactor always scales by the parameter's RMS."
-            )
-        return keras.optimizers.Adafactor(
+        # T2T's own Adafactor (training/adafactor.py), not Keras's, which
+        # turns a variable into NaN when its gradient has a zero row and a
+        # zero column. The schedule's value is its learning rate, as in T2T.
+        return Adafactor(
             learning_rate,
-            beta_2_decay=-hparams.optimizer_adafactor_memory_exponent,
-            clip_threshold=hparams.optimizer_adafactor_clipping_threshold,
-            relative_step=False,  # the schedule string owns the learning rate
+            beta1=hparams.optimizer_adafactor_beta1,
+            decay_type=hparams.optimizer_adafactor_decay_type,
+            memory_exponent=hparams.optimizer_adafactor_memory_exponent,
+            beta2=hparams.optimizer_adafactor_beta2,
+            clipping_threshold=hparams.optimizer_adafactor_clipping_threshold,
+            multiply_by_parameter_scale=hparams.optimizer_adafactor_multiply_by_parameter_scale,
+            factored=hparams.optimizer_adafactor_factored,
             **common,
         )
     if name == "momentum":

@@ -57,6 +57,9 @@ class TrainerConfig:
     iterations_per_loop: int = 100
     log_step_count_steps: int = 100
     eval_decode_examples: int = 64
+    # Decode hparams of eval decoding over T2T's (beam_size 1: greedy is fast
+    # enough for every evaluation), e.g. "ctc_weight=0.3".
+    eval_decode_hparams: str = ""
     xla_compile: bool = False
     static_shapes: bool = False
     random_seed: int | None = None
@@ -115,6 +118,11 @@ class Trainer:
         self._summary_writers = {}
         self._train_loop = None
         self._decoder = None
+        if problem.has_inputs and config.eval_decode_examples > 0:
+            # Built now, so that decode hparams the model cannot honour fail
+            # before training rather than at the first evaluation.
+            eval_hp = decode_hparams("beam_size=1").parse(config.eval_decode_hparams)
+            self._decoder = BatchDecoder(self.model, hparams, eval_hp)
 
     # -- data --------------------------------------------------------------------
 
@@ -190,6 +198,8 @@ class Trainer:
         if self._train_loop is None:
             replica_step = make_replica_step(self.model, self.optimizer, self._settings())
             self._train_loop = make_train_loop(self.strategy, replica_step, config.xla_compile)
+        if config.static_shapes:
+            logging.info("%s", pipeline.static_shapes_summary(self.problem, self.hparams))
         dataset = self.strategy.distribute_datasets_from_function(
             lambda context: self._dataset(TRAIN, input_context=context)
         )
@@ -330,11 +340,8 @@ class Trainer:
         }
 
     def _decode_metrics(self) -> dict:
-        if not self.problem.has_inputs or self.config.eval_decode_examples <= 0:
-            return {}
         if self._decoder is None:
-            # Greedy (beam 1): fast enough to run at every evaluation.
-            self._decoder = BatchDecoder(self.model, self.hparams, decode_hparams("beam_size=1"))
+            return {}
         dataset = self._dataset(EVAL, repeat=False)
         decoded = decode_dataset(
             self._decoder, dataset, self.target_encoder, self.config.eval_decode_examples

@@ -1,5 +1,6 @@
 """The t2t-lite-* console scripts: flags, registry help, errors in one line."""
 
+import json
 import shutil
 import subprocess
 import textwrap
@@ -89,6 +90,15 @@ def test_user_names_resolve_through_the_cli(usr_dir, tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert "librispeech_toy:\n  train: 20 examples written" in result.stdout
     assert (tmp_path / "librispeech_toy-train-00000-of-00001").exists()
+    manifest = json.loads((tmp_path / "librispeech_toy-train-manifest.json").read_text())
+    assert manifest["records"] == 20
+    assert manifest["shards"] == [
+        {
+            "name": "librispeech_toy-train-00000-of-00001",
+            "records": 20,
+            "bytes": (tmp_path / "librispeech_toy-train-00000-of-00001").stat().st_size,
+        }
+    ]
     hparams = run(
         "t2t-lite-trainer",
         f"--t2t_usr_dir={usr_dir}",

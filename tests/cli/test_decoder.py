@@ -8,7 +8,12 @@ import textwrap
 from pathlib import Path
 
 import jiwer
+import numpy as np
 import pytest
+import soundfile
+
+from t2t_lite.data.audio_io import read_audio
+from t2t_lite.decoding.long_form import piece_ends
 
 MINI = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "librispeech_mini"
 TINY_SPEECH = (
@@ -101,6 +106,33 @@ def test_decoding_audio_paths_matches_decoding_the_dataset(trained, tmp_path):
     )
     assert from_file.returncode == 0, from_file.stderr[-3000:]
     assert (tmp_path / "out.txt").read_text().splitlines() == dataset_hypothesis
+
+
+def test_silence_and_long_recordings_from_files(trained, tmp_path):
+    """A silent file decodes to an empty line; a recording longer than
+    segment_seconds is cut in its pause and transcribed as its two pieces
+    are, texts joined (nothing truncated)."""
+    short = read_audio(MINI / "LibriSpeech/test-clean/1089/134691/1089-134691-0000.flac")
+    twice = np.concatenate([short, np.zeros(8000, np.float32), short])
+    (cut, end) = piece_ends(twice, len(twice), 16000, 3.0).numpy()
+    # In the pause: the inserted 0.5 s plus the utterance's own quiet start.
+    assert len(short) < cut < len(short) + 16000 and end == len(twice)
+    audio = {"silence": np.zeros(16000), "twice": twice, "one": twice[:cut], "two": twice[cut:]}
+    for name, samples in audio.items():
+        soundfile.write(tmp_path / f"{name}.wav", samples.astype(np.float32), 16000)
+    paths = tmp_path / "paths.txt"
+    paths.write_text("".join(f"{tmp_path / name}.wav\n" for name in audio))
+    out = tmp_path / "out.txt"
+    result = decoder(
+        trained,
+        f"--decode_from_file={paths}",
+        f"--decode_to_file={out}",
+        "--decode_hparams=beam_size=2,alpha=0.6,batch_size=2,segment_seconds=3",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    silence, twice, one, two = out.read_text().split("\n")[:4]
+    assert silence == ""
+    assert twice == " ".join(t for t in (one, two) if t)
 
 
 def test_bad_audio_path_is_one_clear_line(trained, tmp_path):

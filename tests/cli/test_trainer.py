@@ -95,15 +95,20 @@ def test_killed_run_resumes_and_all_checkpoints_load(data_dir, tmp_path):
         assert reader.get_tensor("step/.ATTRIBUTES/VARIABLE_VALUE") == step
 
 
-def test_resume_with_changed_hparams_is_refused(data_dir, tmp_path):
+def test_resume_with_changed_hparams_is_refused(data_dir, tmp_path, user_stderr_lines):
     output_dir = tmp_path / "run"
     base = ["--train_steps=5", "--schedule=train", "--iterations_per_loop=5"]
     first = run(trainer_args(data_dir, output_dir, *base))
     assert first.returncode == 0, first.stderr[-3000:]
+    saved_flags = (output_dir / "flags.json").read_text()
     changed_hparams = TINY.replace("hidden_size=32", "hidden_size=16")
     changed = run(trainer_args(data_dir, output_dir, *base, hparams=changed_hparams))
     assert changed.returncode == 1
-    assert "different hparams: hidden_size (saved 32, now 16)" in changed.stderr
+    assert user_stderr_lines(changed.stderr) == [  # one line, no traceback around it
+        f"t2t-lite-trainer: error: {output_dir} holds a run with different hparams: "
+        "hidden_size (saved 32, now 16); use a new --output_dir or the same hparams."
+    ]
+    assert (output_dir / "flags.json").read_text() == saved_flags  # nothing rewritten
     same_values = ",".join(reversed(TINY.split(",")))  # same values, another spelling
     same = run(
         trainer_args(

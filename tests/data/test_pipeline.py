@@ -24,6 +24,21 @@ def test_bucket_boundaries_are_t2ts():
     assert scheme.limits == [7, 11, 17, 26, 39, 59, 89, 100]
 
 
+def test_static_mode_cuts_max_length_into_static_length_buckets():
+    assert pipeline.equal_width_boundaries(48, 4) == [13, 25, 37]
+    assert pipeline.equal_width_boundaries(132000, 4) == [33001, 66001, 99001]
+    values = hparams()  # max_length 48, a budget of 256
+    static = pipeline.BatchingScheme.from_hparams(values, static=True)
+    assert static.limits == [12, 24, 36, 48]
+    assert static.batch_sizes == [256 // 13, 256 // 25, 256 // 37, 256 // 49]
+    t2t = pipeline.BatchingScheme.from_hparams(values)  # dynamic shapes keep T2T's buckets
+    assert len(t2t.limits) == len(pipeline.bucket_boundaries(48, 8, 1.1)) + 1 == 24
+    values.static_length_buckets = 0  # T2T's buckets in static mode too
+    assert pipeline.BatchingScheme.from_hparams(values, static=True) == t2t
+    values.static_length_buckets = 1  # T2T's TPU input: one shape
+    assert pipeline.BatchingScheme.from_hparams(values, static=True).limits == [48]
+
+
 def test_dynamic_batches_respect_the_token_budget(reverse_data):
     problem, data_dir = reverse_data
     values = hparams()

@@ -18,9 +18,11 @@ from t2t_lite.data import spoken_corpus
 from t2t_lite.data.espeak import EspeakSynthesizer, UnknownVoiceError
 
 TINY_SIZES = {"train": 16, "dev": 4, "test": 4}
+TINY_LONG_S = (2.0, 6.0)  # long recordings of 2-6 s: a few test utterances each
 
 
 def _config(**overrides) -> spoken_corpus.CorpusConfig:
+    overrides.setdefault("long_duration_s", TINY_LONG_S)
     return spoken_corpus.CorpusConfig(split_sizes=dict(TINY_SIZES), **overrides)
 
 
@@ -168,10 +170,13 @@ def test_unknown_voice_fails_before_synthesis(tmp_path):
 def test_tree_has_librispeech_layout(tiny_tree):
     root, config, summary = tiny_tree
     assert not summary.reused
-    assert summary.utterances == TINY_SIZES
+    long_ids = spoken_corpus.read_long_recordings(root)
+    assert summary.utterances == {**TINY_SIZES, "long": len(long_ids)}
     librispeech = os.path.join(root, "LibriSpeech")
-    assert sorted(os.listdir(root)) == ["LibriSpeech", spoken_corpus.MARKER_NAME]
-    assert sorted(os.listdir(librispeech)) == ["SPEAKERS.TXT", "dev", "test", "train"]
+    assert sorted(os.listdir(root)) == sorted(
+        ["LibriSpeech", spoken_corpus.MARKER_NAME, spoken_corpus.LONG_MAPPING_NAME]
+    )
+    assert sorted(os.listdir(librispeech)) == ["SPEAKERS.TXT", "dev", "long", "test", "train"]
     counts = dict.fromkeys(TINY_SIZES, 0)
     for split in TINY_SIZES:
         for speaker in os.listdir(os.path.join(librispeech, split)):
@@ -213,7 +218,11 @@ def test_test_voice_is_absent_from_train_and_dev_speakers(tiny_tree):
 
 def test_audio_is_audible_unclipped_speech_of_plausible_length(tiny_tree):
     root, _, summary = tiny_tree
-    utterances = _read_tree(root)
+    utterances = {
+        utterance_id: entry
+        for utterance_id, entry in _read_tree(root).items()
+        if entry[0] != "long"  # tested below
+    }
     assert len(utterances) == sum(TINY_SIZES.values())
     total_seconds = 0.0
     for utterance_id, (_, text, samples) in utterances.items():
@@ -224,7 +233,9 @@ def test_audio_is_audible_unclipped_speech_of_plausible_length(tiny_tree):
         assert rms > 0.01, utterance_id  # measured >= 0.025 (the quiet klatt voice)
         assert np.abs(waveform).max() < 0.999, utterance_id  # never clipped
         assert 0.15 <= seconds / len(text.split()) <= 0.8, (utterance_id, text, seconds)
-    assert total_seconds == pytest.approx(sum(summary.audio_seconds.values()), abs=0.01)
+    assert total_seconds == pytest.approx(
+        sum(summary.audio_seconds[split] for split in TINY_SIZES), abs=0.01
+    )
 
 
 def test_same_seed_gives_identical_audio_and_transcripts(tiny_tree, tmp_path):
@@ -280,3 +291,84 @@ def test_changed_parameters_rebuild_and_interruptions_leave_no_complete_tree(tmp
     assert spoken_corpus.corpus_is_complete(root, reseeded)
     assert not spoken_corpus.corpus_is_complete(root, small)
     assert sorted(os.listdir(tmp_path)) == ["corpus"]
+
+
+# -- long recordings -------------------------------------------------------------------
+
+
+def test_partition_long_cuts_every_utterance_in_order_into_runs_within_bounds():
+    spreads = []
+    for case in range(300):  # pure Python on sample counts: fast
+        rng = random.Random(case)
+        durations = [rng.randint(16000, 5 * 16000) for _ in range(rng.randint(1, 150))]
+        config = spoken_corpus.CorpusConfig(seed=case)  # 20-120 s, 0.5 s pauses
+        runs = spoken_corpus.partition_long(durations, config)
+        assert [i for run in runs for i in run] == list(range(len(durations)))
+        assert runs == spoken_corpus.partition_long(durations, config)  # seeded
+        lengths = [(sum(durations[i] for i in run) + 8000 * (len(run) - 1)) / 16000 for run in runs]
+        if sum(durations) < 20 * 16000:
+            assert len(runs) == 1
+        else:
+            assert all(20 <= length <= 120 for length in lengths), (case, lengths)
+        if len(runs) > 3:
+            spreads.append(max(lengths) - min(lengths))
+    assert np.median(spreads) > 40  # targets drawn across the range, not all alike
+
+
+def test_partition_long_keeps_a_short_split_whole_and_checks_its_bounds():
+    config = spoken_corpus.CorpusConfig()
+    assert spoken_corpus.partition_long([16000] * 5, config) == [[0, 1, 2, 3, 4]]
+    assert spoken_corpus.partition_long([], config) == []
+    with pytest.raises(ValueError, match="2 \\* min <= max"):
+        spoken_corpus.CorpusConfig(long_duration_s=(20.0, 30.0))
+
+
+def test_long_recordings_are_the_test_audio_joined_with_low_noise_pauses(tiny_tree):
+    root, config, summary = tiny_tree
+    utterances = _read_tree(root)
+    mapping = spoken_corpus.read_long_recordings(root)
+    test_ids = sorted(i for i, (split, _, _) in utterances.items() if split == "test")
+    # Every test utterance once, in the corpus order, across recordings.
+    assert [i for components in mapping.values() for i in components] == test_ids
+    assert sorted(i for i, (split, _, _) in utterances.items() if split == "long") == sorted(
+        mapping
+    )
+    assert len(mapping) >= 2  # 4 test utterances of ~2 s in 2-6 s recordings
+    pause = 8000  # 0.5 s
+    long_seconds = 0.0
+    for long_id, components in mapping.items():
+        split, text, samples = utterances[long_id]
+        assert split == "long"
+        assert text == " ".join(utterances[i][1] for i in components)
+        assert long_id.split("-")[0] == components[0].split("-")[0]  # the test speaker
+        parts = [utterances[i][2] for i in components]
+        assert samples.size == sum(part.size for part in parts) + pause * (len(parts) - 1)
+        offset = 0
+        for number, part in enumerate(parts):
+            if number:
+                gap = samples[offset : offset + pause].astype(np.float64)
+                speech = np.concatenate(parts).astype(np.float64)
+                level_db = 10 * np.log10(np.mean(gap**2) / np.mean(speech**2))
+                assert level_db == pytest.approx(-40, abs=1.5)  # noise, not silence
+                offset += pause
+            np.testing.assert_array_equal(samples[offset : offset + part.size], part)
+            offset += part.size
+        long_seconds += samples.size / 16000
+        if len(mapping) > 1:
+            assert TINY_LONG_S[0] <= samples.size / 16000 <= TINY_LONG_S[1], long_id
+    assert summary.utterances["long"] == len(mapping)
+    assert summary.audio_seconds["long"] == pytest.approx(long_seconds, abs=0.01)
+    assert long_seconds == pytest.approx(
+        summary.audio_seconds["test"] + 0.5 * (len(test_ids) - len(mapping)), abs=0.01
+    )
+
+
+def test_long_parameters_are_in_the_marker(tiny_tree):
+    root, config, _ = tiny_tree
+    parameters = spoken_corpus.read_marker(root)["parameters"]
+    assert parameters["long_duration_s"] == list(TINY_LONG_S)
+    assert parameters["long_pause_s"] == 0.5
+    assert parameters["format_version"] == spoken_corpus.FORMAT_VERSION >= 2
+    assert not spoken_corpus.corpus_is_complete(
+        root, dataclasses.replace(config, long_duration_s=(3.0, 6.0))
+    )

@@ -1,4 +1,4 @@
-"""Beam search: T2T's hand-built cases, scores, states, the Transformer, XLA."""
+"""Beam search: T2T's hand-built cases, scores, states, the Transformer, XLA, joint CTC."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,12 @@ import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.decoding.beam_search import INF, beam_search
+from t2t_lite.decoding.ctc_greedy import ctc_greedy_decode
+from t2t_lite.decoding.ctc_prefix_score import CtcPrefixScorer
+from t2t_lite.decoding.decode import BatchDecoder, decode_hparams, model_search
+from t2t_lite.hparam import HParams
 from t2t_lite.models.transformer import Transformer
-from t2t_lite.training.losses import padded_cross_entropy
+from t2t_lite.training.losses import padded_cross_entropy, summed_ctc_loss
 
 # How a search is run: eagerly, in a graph, and with fixed shapes compiled by XLA.
 MODES = ("eager", "graph", "fixed_xla")
@@ -361,3 +365,158 @@ def test_transformer_fixed_shapes_equal_dynamic_and_compile_with_xla(trained):
     xla_ids, xla_scores = cached_search(model, inputs, beam_size=4, use_fixed_shapes=True, jit=True)
     np.testing.assert_array_equal(xla_ids, ids)
     np.testing.assert_allclose(xla_scores, scores, atol=1e-4)  # XLA reorders float math
+
+
+# -- joint CTC/attention decoding ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def trained_ctc():
+    """A tiny Transformer with a CTC head trained on a copy task (targets =
+    inputs), so that both scorers are confident and hypotheses finish."""
+    tf.keras.utils.set_random_seed(5)
+    hparams = registry.hparams("transformer_tiny")
+    hparams.parse(
+        "hidden_size=32,filter_size=64,num_heads=4,num_hidden_layers=1,ctc_loss_weight=0.5,"
+        "layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
+    )
+    model = Transformer.from_hparams(
+        hparams, input_modality="symbol", input_vocab_size=VOCAB, target_vocab_size=VOCAB
+    )
+    rng = np.random.default_rng(1)
+    ids = random_ids(rng, 8, 7)
+    features = {"inputs": ids, "targets": ids}
+    optimizer = tf.keras.optimizers.Adam(1e-2)
+
+    @tf.function
+    def train_step():
+        with tf.GradientTape() as tape:
+            logits, ctc_logits, ctc_mask = model.call_with_ctc(features, training=True)
+            loss, tokens = padded_cross_entropy(logits, features["targets"], 0.0)
+            loss += summed_ctc_loss(ctc_logits, ctc_mask, features["targets"]) / tokens
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+
+    for _ in range(40):
+        train_step()
+    return model, {"inputs": np.concatenate([ids[:3], random_ids(rng, 2, 7)])}
+
+
+def joint_search(model, inputs, ctc_weight, beam_size=3, use_fixed_shapes=False, jit=False):
+    def search():
+        memory, mask = model.encode(inputs, training=False)
+        cache = model.initial_decode_cache(inputs, DECODE_LENGTH, encoded=(memory, mask))
+        lengths = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1)
+        scorer = CtcPrefixScorer(model.ctc_log_probs(memory), lengths)
+        fn = lambda ids, step, cache: model.decode_step(ids[:, -1], step, cache)
+        return beam_search(
+            fn, tf.zeros([len(inputs["inputs"])], tf.int32), beam_size, DECODE_LENGTH, VOCAB,
+            0.6, states=cache, use_fixed_shapes=use_fixed_shapes, ctc_scorer=scorer,
+            ctc_weight=ctc_weight,
+        )  # fmt: skip
+
+    ids, scores = tf.function(search, jit_compile=jit)()
+    return ids.numpy(), scores.numpy()
+
+
+def test_joint_search_with_ctc_weight_zero_equals_the_plain_search(trained_ctc):
+    model, inputs = trained_ctc
+    ids, scores = joint_search(model, inputs, ctc_weight=0.0)
+
+    def plain():
+        cache = model.initial_decode_cache(inputs, DECODE_LENGTH)
+        fn = lambda ids, step, cache: model.decode_step(ids[:, -1], step, cache)
+        return beam_search(
+            fn, tf.zeros([len(inputs["inputs"])], tf.int32), 3, DECODE_LENGTH, VOCAB, 0.6,
+            states=cache,
+        )  # fmt: skip
+
+    plain_ids, plain_scores = tf.function(plain)()
+    np.testing.assert_array_equal(ids, plain_ids.numpy())
+    np.testing.assert_allclose(scores, plain_scores.numpy(), atol=1e-5)
+
+
+def test_joint_scores_are_the_weighted_attention_and_ctc_log_probabilities(trained_ctc):
+    """The best finished hypothesis's score, recomputed independently:
+    ((1 - w) log p_att(h) + w log p_ctc(h)) / length penalty, with log p_ctc
+    from TF's CTC loss (a sum over every alignment)."""
+    model, inputs = trained_ctc
+    weight = 0.4
+    ids, scores = joint_search(model, inputs, ctc_weight=weight)
+    best = ids[:, 0]
+    lengths = (best != 0).sum(axis=1)  # tokens including EOS
+    assert np.all(best[np.arange(len(best)), lengths - 1] == 1), "every best beam finished"
+    logits = model({"inputs": inputs["inputs"], "targets": best}, training=False)
+    log_probs = tf.nn.log_softmax(logits).numpy()
+    attention = np.array(
+        [log_probs[row, np.arange(n), best[row, :n]].sum() for row, n in enumerate(lengths)]
+    )
+    memory, mask = model.encode(inputs, training=False)
+    ctc = -summed_ctc_per_row(model.ctc_log_probs(memory), mask, best)
+    expected = ((1 - weight) * attention + weight * ctc) / penalty(lengths, 0.6)
+    np.testing.assert_allclose(scores[:, 0], expected, atol=2e-3)
+
+
+def summed_ctc_per_row(log_probs, mask, labels):
+    labels = tf.where(labels == 1, 0, labels)  # EOS is not a CTC label
+    return tf.nn.ctc_loss(
+        labels=labels,
+        logits=log_probs,
+        label_length=tf.reduce_sum(tf.cast(labels != 0, tf.int32), axis=1),
+        logit_length=tf.reduce_sum(tf.cast(mask, tf.int32), axis=1),
+        logits_time_major=False,
+        blank_index=0,
+    ).numpy()
+
+
+def test_joint_search_dynamic_fixed_shapes_and_xla_agree(trained_ctc):
+    model, inputs = trained_ctc
+    ids, scores = joint_search(model, inputs, ctc_weight=0.5)
+    fixed_ids, fixed_scores = joint_search(model, inputs, 0.5, use_fixed_shapes=True)
+    np.testing.assert_array_equal(fixed_ids, ids)
+    np.testing.assert_allclose(fixed_scores, scores, atol=1e-5)
+    xla_ids, xla_scores = joint_search(model, inputs, 0.5, use_fixed_shapes=True, jit=True)
+    np.testing.assert_array_equal(xla_ids, ids)
+    np.testing.assert_allclose(xla_scores, scores, atol=1e-3)
+
+
+def test_model_search_modes_and_empty_inputs(trained_ctc):
+    """ctc_weight 1 is CTC greedy decoding; a row with inputs_length 0 is ""."""
+    model, inputs = trained_ctc
+    memory, mask = model.encode(inputs, training=False)
+    lengths = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1)
+    greedy_ids, _ = ctc_greedy_decode(model.ctc_log_probs(memory), lengths)
+
+    def search(features, overrides):
+        ids, scores = model_search(model, features, decode_hparams(overrides), DECODE_LENGTH)
+        return ids.numpy(), scores.numpy()
+
+    ids, _ = search(inputs, "ctc_weight=1.0")
+    np.testing.assert_array_equal(ids[:, 0], greedy_ids.numpy())
+    # The copy task is learned: CTC greedy reads the inputs back.
+    np.testing.assert_array_equal(ids[:3, 0, :7], inputs["inputs"][:3])
+    with_lengths = {**inputs, "inputs_length": np.array([7, 0, 7, 0, 7], np.int32)}
+    ids, scores = search(with_lengths, "beam_size=2,ctc_weight=0.3")
+    assert not ids[[1, 3]].any() and not scores[[1, 3]].any()
+    assert ids[[0, 2, 4]].any()
+
+
+def test_ctc_greedy_decode_merges_repeats_and_drops_blanks_and_padding():
+    best = [[5, 5, 0, 5, 7, 7, 1, 9], [3, 0, 3, 3, 0, 0, 4, 4]]
+    log_probs = np.log(np.full((2, 8, 10), 1e-3))
+    for row, labels in enumerate(best):
+        log_probs[row, np.arange(8), labels] = np.log(0.991)
+    ids, scores = ctc_greedy_decode(log_probs, [7, 8])  # row 0: the last frame is padding
+    assert ids.numpy().tolist() == [[5, 5, 7, 1, 0, 0, 0, 0, 0], [3, 3, 4, 1, 0, 0, 0, 0, 0]]
+    np.testing.assert_allclose(scores.numpy(), [7 * np.log(0.991), 8 * np.log(0.991)], rtol=1e-5)
+
+
+def test_batch_decoder_traces_once_for_every_batch_shape(trained_ctc):
+    """Eval decoding meets batches of many sizes and lengths: one trace serves them."""
+    model, inputs = trained_ctc
+    decoder = BatchDecoder(model, HParams(max_target_seq_length=DECODE_LENGTH), decode_hparams())
+    for rows, length in ((5, 7), (2, 5), (3, 6)):
+        ids, _ = decoder({"inputs": inputs["inputs"][:rows, :length]})
+        assert ids.shape[:2] == (rows, 4)
+    (function,) = decoder._functions.values()
+    assert function.experimental_get_tracing_count() == 1

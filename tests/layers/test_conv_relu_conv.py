@@ -21,33 +21,78 @@ def left():
     return layer
 
 
-def numpy_conv1d(x, kernel, bias, left_pad, right_pad):
-    x = np.pad(x, [[0, 0], [left_pad, right_pad], [0, 0]])
-    width = kernel.shape[0]
-    steps = x.shape[1] - width + 1
-    return (
-        np.stack(
-            [np.einsum("bkc,kco->bo", x[:, t : t + width], kernel) for t in range(steps)],
-            axis=1,
-        )
-        + bias
-    )
+def t2t_tpu_conv1d(x, kernel, bias, padding):
+    """T2T's tpu_conv1d written out in NumPy: dense taps, tap i reading the
+    padded input at window offset i, one bias, the sum scaled by k**-0.5
+    (with tap 0 at the window's first offset, see test_first_tap_...)."""
+    k, length = kernel.shape[0], x.shape[1]
+    first = -((k - 1) // 2) if padding == "SAME" else -(k - 1)
+    padded = np.pad(x, [[0, 0], [-first, k - 1 + first], [0, 0]])
+    total = bias
+    for i in range(k):
+        total = total + padded[:, i : i + length] @ kernel[i]
+    return total * k**-0.5
 
 
-@pytest.mark.parametrize("padding, second_kernel", [("SAME", 1), ("LEFT", 3)])
-def test_matches_numpy(padding, second_kernel, x):
+@pytest.mark.parametrize(
+    "padding, first_kernel, second_kernel", [("SAME", 3, 1), ("SAME", 5, 3), ("LEFT", 3, 3)]
+)
+def test_matches_t2t_formula(padding, first_kernel, second_kernel, x):
     layer = ConvReluConv(
-        16, 6, first_kernel_size=3, second_kernel_size=second_kernel, padding=padding
+        16, 6, first_kernel_size=first_kernel, second_kernel_size=second_kernel, padding=padding
     )
-    out = layer(x).numpy()
-    assert out.shape == (2, LENGTH, 6)
+    layer(x)
     first, second = layer._first_conv, layer._second_conv
-    first.bias.assign(np.linspace(-0.5, 0.5, 16).astype("float32"))
-    pads = (1, 1) if padding == "SAME" else (2, 0)
-    hidden = np.maximum(numpy_conv1d(x, first.kernel.numpy(), first.bias.numpy(), *pads), 0.0)
-    pads = (0, 0) if second_kernel == 1 else (2, 0)
-    expected = numpy_conv1d(hidden, second.kernel.numpy(), second.bias.numpy(), *pads)
+    assert tuple(first.kernel.shape) == (first_kernel, CHANNELS, 16)
+    rng = np.random.default_rng(0)
+    first.bias.assign(rng.normal(size=16).astype("float32"))
+    second.bias.assign(rng.normal(size=6).astype("float32"))
+    hidden = t2t_tpu_conv1d(x, first.kernel.numpy(), first.bias.numpy(), padding)
+    expected = t2t_tpu_conv1d(
+        np.maximum(hidden, 0.0), second.kernel.numpy(), second.bias.numpy(), padding
+    )
     np.testing.assert_allclose(layer(x).numpy(), expected, atol=1e-5)
+
+
+def test_first_tap_reads_the_first_offset_of_the_window():
+    # Not T2T's quirk (tensor2tensor issue #1764: its tap 0 reads x[t], so
+    # x[t-2] is never read), by hand: kernel 3, LEFT, one channel, tap
+    # i = i + 1, no bias. Output t = (1 * x[t-2] + 2 * x[t-1] + 3 * x[t]) / sqrt(3).
+    layer = ConvReluConv(1, 1, first_kernel_size=3, padding="LEFT")
+    x = np.array([[[1.0], [10.0], [100.0]]], "float32")
+    layer(x)
+    layer._first_conv.kernel.assign(np.array([1.0, 2.0, 3.0], "float32").reshape(3, 1, 1))
+    layer._second_conv.kernel.assign(np.ones((1, 1, 1), "float32"))
+    expected = np.array([3.0, 32.0, 321.0]) / np.sqrt(3.0)
+    np.testing.assert_allclose(layer(x).numpy().ravel(), expected, rtol=1e-6)
+
+
+def test_kernel_one_is_a_dense_layer(x):
+    layer = ConvReluConv(16, 6, first_kernel_size=1, padding="SAME")
+    layer(x)
+    first, second = layer._first_conv, layer._second_conv
+    hidden = np.maximum(x @ first.kernel.numpy()[0] + first.bias.numpy(), 0.0)
+    expected = hidden @ second.kernel.numpy()[0] + second.bias.numpy()
+    np.testing.assert_allclose(layer(x).numpy(), expected, atol=1e-5)
+
+
+def test_initializer_counts_fans_per_tap():
+    # T2T's taps are separate [in, out] dense kernels: a fan_avg uniform
+    # initializer draws from +-sqrt(3 / ((in + out) / 2)) whatever the width.
+    layer = ConvReluConv(
+        256,
+        64,
+        first_kernel_size=9,
+        padding="LEFT",
+        kernel_initializer=keras.initializers.VarianceScaling(1.0, "fan_avg", "uniform", seed=1),
+    )
+    layer(np.zeros((1, 2, 64), "float32"))
+    kernel = layer._first_conv.kernel.numpy()
+    limit = np.sqrt(3.0 / ((64 + 256) / 2))
+    assert np.abs(kernel).max() <= limit
+    assert np.abs(kernel).max() > 0.95 * limit
+    # Taps are drawn independently, not copies of one draw.
+    assert not np.allclose(kernel[0], kernel[1])
 
 
 @pytest.mark.parametrize("second_kernel", [1, 3])
@@ -134,6 +179,7 @@ def test_mixed_bfloat16(mixed_bfloat16, x):
     "kwargs, message",
     [
         (dict(padding="VALID"), "unknown padding 'VALID'"),
+        (dict(first_kernel_size=4), "padding='SAME' needs odd kernel sizes"),
         (dict(first_kernel_size=0), "first_kernel_size"),
         (dict(dropout=1.0), "dropout"),
     ],

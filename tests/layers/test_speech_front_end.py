@@ -18,6 +18,7 @@ def front_end():
     # norm, which the invariance tests must survive.
     for norm in layer._block_norms:
         norm.beta.assign(np.linspace(-1, 1, 8).astype("float32"))
+    layer._fold_norm.beta.assign(np.linspace(-1, 1, HIDDEN).astype("float32"))
     return layer
 
 
@@ -31,6 +32,66 @@ def test_reduces_time_4x(front_end, frames):
     reduced = -(-frames // 4)
     assert outputs.shape == (2, reduced, HIDDEN)
     assert mask.shape == (2, reduced)
+
+
+def numpy_conv2d(x, kernel, stride):
+    """VALID 2-D convolution `[batch, time, freq, in]` -> `[batch, time', freq', out]`."""
+    kt, kf = kernel.shape[:2]
+    times = range(0, x.shape[1] - kt + 1, stride)
+    freqs = range(0, x.shape[2] - kf + 1, stride)
+    return np.stack(
+        [
+            np.stack(
+                [np.einsum("btfc,tfco->bo", x[:, t : t + kt, f : f + kf], kernel) for f in freqs],
+                axis=1,
+            )
+            for t in times
+        ],
+        axis=1,
+    )
+
+
+def t2t_layer_norm_relu(x, gamma, beta):
+    """T2T's `layer_norm` (last axis, epsilon 1e-6) followed by a ReLU."""
+    mean = x.mean(-1, keepdims=True)
+    variance = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return np.maximum((x - mean) / np.sqrt(variance + 1e-6) * gamma + beta, 0.0)
+
+
+def test_matches_t2t_formula():
+    # Every block, the last included: conv -> layer_norm -> relu.
+    layer = SpeechFrontEnd(HIDDEN, num_filters=4)
+    data = np.random.default_rng(7).normal(size=(2, 9, 20, 1)).astype("float32")
+    layer(data)
+    rng = np.random.default_rng(8)
+    norms = [*layer._block_norms, layer._fold_norm]
+    for norm in norms:
+        norm.gamma.assign(rng.uniform(0.5, 1.5, norm.gamma.shape).astype("float32"))
+        norm.beta.assign(rng.normal(size=norm.beta.shape).astype("float32"))
+    x = data
+    for conv, norm in zip(layer._block_convs, layer._block_norms, strict=True):
+        x = np.pad(x, [[0, 0], [0, 2], [0, 0], [0, 0]])
+        x = numpy_conv2d(x, conv.kernel.numpy(), 2)
+        x = t2t_layer_norm_relu(x, norm.gamma.numpy(), norm.beta.numpy())
+    x = np.pad(x, [[0, 0], [1, 1], [0, 0], [0, 0]])
+    x = numpy_conv2d(x, layer._fold_conv.kernel.numpy(), 1)[:, :, 0]
+    fold_norm = layer._fold_norm
+    expected = t2t_layer_norm_relu(x, fold_norm.gamma.numpy(), fold_norm.beta.numpy())
+    outputs, _ = layer(data)
+    assert expected.shape == (2, 3, HIDDEN)
+    np.testing.assert_allclose(outputs.numpy(), expected, atol=1e-4)
+
+
+def test_output_is_relu_of_a_layer_norm(front_end):
+    # Padded positions stay exactly zero even though relu(norm bias) is not.
+    mask = np.zeros((2, 16), "float32")
+    mask[:, :10] = 1.0
+    outputs, reduced = front_end(features(16), mask)
+    outputs = outputs.numpy()
+    assert (outputs >= 0).all()
+    assert outputs[:, :3].any(axis=-1).all()
+    assert not outputs[:, 3:].any()
+    np.testing.assert_array_equal(reduced.numpy(), mask[:, ::4])
 
 
 def test_folds_frequency_80_39_19(front_end):

@@ -286,6 +286,7 @@ def test_librispeech_v2_has_t2t_shape_and_parameter_count():
     attention = 4 * hidden * hidden  # q, k, v, output; no biases (T2T)
     ffn = kernel * hidden * filters + filters + filters * hidden + hidden
     front_end = 3 * 3 * 3 * 128 + 2 * 128 + 3 * 3 * 128 * 128 + 2 * 128 + 3 * 19 * 128 * hidden
+    front_end += norm  # T2T's layer_norm after the last convolution
     encoder = 6 * (2 * norm + attention + ffn) + norm
     decoder = 4 * (3 * norm + 2 * attention + ffn) + norm
     expected = vocab * hidden + front_end + encoder + decoder  # embedding shared with softmax
@@ -324,3 +325,18 @@ def test_bad_arguments_are_rejected():
         make_model("symbol", self_attention_type="local")
     with pytest.raises(ValueError, match="needs max_relative_position >= 1"):
         make_model("symbol", self_attention_type="dot_product_relative")
+
+
+def test_tpu_broadcast_dropout_only_where_t2t_broadcasts():
+    # T2T's input dropout (tf.nn.dropout) and conv_relu_conv's ReLU dropout
+    # take no broadcast dims; the pre/postprocess and attention dropouts do.
+    hparams = registry.hparams("transformer_librispeech_tpu")
+    hparams.parse("hidden_size=16,filter_size=32,num_encoder_layers=1,num_decoder_layers=1")
+    assert hparams.ffn_layer == "conv_relu_conv" and hparams.relu_dropout_broadcast_dims == "1"
+    model = Transformer.from_hparams(hparams, input_modality="speech", target_vocab_size=VOCAB)
+    model.build({"inputs": (None, None, 80, 3)})
+    for dropout in (model.encoder_dropout, model.decoder_dropout):
+        assert dropout.get_config()["dropout_broadcast_dims"] == []
+    for layer in (*model.encoder_layers, *model.decoder_layers):
+        assert layer._ffn.get_config()["dropout_broadcast_dims"] == []
+        assert layer._ffn_post.get_config()["dropout_broadcast_dims"] == [1]

@@ -46,7 +46,7 @@ def test_datagen_is_repeatable_and_eos_terminated(tmp_path):
     encoder = IntegerEncoder(2)
     import tensorflow as tf
 
-    records = tf.data.TFRecordDataset(sorted(str(p) for p in tmp_path.glob("*-train-*")))
+    records = tf.data.TFRecordDataset(sorted(str(p) for p in tmp_path.glob("*-train-*-of-*")))
     decoded = [problem.decode_example(r) for r in records]
     texts = {encoder.decode(e["targets"].numpy()) for e in decoded}
     assert texts == {pair["targets"] for pair in first}

@@ -22,7 +22,8 @@ class TinySpokenSynth(SpokenSynth):
     """spoken_synth with a corpus of a few utterances per split."""
 
     split_sizes = {"train": 12, "dev": 4, "test": 4}
-    num_shards = {"train": 2, "dev": 1, "test": 1}
+    num_shards = {"train": 2, "dev": 1, "test": 1, "long": 1}
+    long_duration_s = (2.0, 6.0)  # a few test utterances per long recording
 
 
 def _transcripts(tree: str, split: str) -> dict[str, str]:
@@ -69,6 +70,8 @@ def test_default_corpus_size_and_held_out_voice():
     assert problem.split_sizes["dev"] == problem.split_sizes["test"] == 200
     config = problem.corpus_config()
     assert config.test_voices == ("en-us-nyc+f3",)
+    assert config.long_duration_s == (20.0, 120.0) and config.long_pause_s == 0.5
+    assert problem.splits_to_generate() == ["train", "dev", "test", "long"]
     assert "en-us-nyc+f3" not in config.train_voices
 
 
@@ -130,3 +133,33 @@ def test_missing_espeak_is_a_data_error(tmp_path, monkeypatch):
     with pytest.raises(DataError, match="not installed"):
         TinySpokenSynth().generate_data(str(tmp_path / "data"), str(tmp_path / "raw"))
     assert not os.path.exists(tmp_path / "raw" / "tiny_spoken_synth")
+
+
+def test_datagen_writes_the_long_split_from_the_test_utterances(generated):
+    problem, data_dir, tmp_dir, report = generated
+    mapping = spoken_corpus.read_long_recordings(problem.corpus_dir(tmp_dir))
+    assert len(mapping) >= 2
+    paths = problem.require_data(data_dir, "long")
+    assert [os.path.basename(path) for path in paths] == [f"{problem.name}-long-00000-of-00001"]
+    assert report.splits["long"].written == len(mapping)
+    assert not report.splits["long"].skipped
+    tests = {
+        example["utterance_id"].decode(): example
+        for example in _read_shards(problem, data_dir, "test")
+    }
+    examples = _read_shards(problem, data_dir, "long")
+    assert sorted(example["utterance_id"].decode() for example in examples) == sorted(mapping)
+    encoder = ByteTextEncoder()
+    for example in examples:
+        components = [tests[i] for i in mapping[example["utterance_id"].decode()]]
+        transcript = example["transcript"].decode()
+        assert transcript == " ".join(c["transcript"].decode() for c in components)
+        assert list(example["targets"]) == encoder.encode(transcript) + [EOS_ID]
+        # The test records' samples, in order, 0.5 s apart.
+        waveform, offset = example["waveform"], 0
+        for component in components:
+            size = component["waveform"].size
+            np.testing.assert_array_equal(waveform[offset : offset + size], component["waveform"])
+            offset += size + 8000
+        assert waveform.size == offset - 8000
+        assert 2.0 <= waveform.size / 16000 <= 6.0

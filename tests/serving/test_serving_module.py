@@ -15,8 +15,8 @@ from t2t_lite.serving.serving_module import (
     DEFAULT_MAX_INPUT_FRAMES,
     ServingModule,
     max_input_frames,
-    max_input_samples,
     max_input_tokens,
+    segment_seconds,
 )
 
 TEXTS = ["hello world", "", "héllo ✓", "a"]
@@ -71,7 +71,9 @@ def test_input_limits_follow_the_training_limits():
     assert max_input_frames(speech) == 1650
     speech.max_input_seq_length = 1550
     assert max_input_frames(speech) == 1550
-    assert max_input_samples(speech) == 1550 * 160 + 1  # pre-emphasis eats a sample
+    # Long recordings are split into pieces of the training limit, unless told.
+    assert segment_seconds(speech, decode_hparams()) == 15.5
+    assert segment_seconds(speech, decode_hparams("segment_seconds=6")) == 6.0
     text = HParams(max_input_seq_length=0, max_length=256)
     assert max_input_tokens(text) == 256
     text.max_input_seq_length = 12

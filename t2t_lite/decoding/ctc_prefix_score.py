@@ -1,0 +1,155 @@
+"""CTC prefix scores for joint CTC/attention beam search.
+
+Hybrid CTC/attention decoding (Watanabe et al. 2017, "Hybrid CTC/Attention
+Architecture for End-to-End Speech Recognition"; ESPnet's `CTCPrefixScore`)
+ranks each beam-search extension `g + c` by
+
+    (1 - ctc_weight) * log p_attention(g + c) + ctc_weight * log p_ctc(g + c, ...)
+
+where `p_ctc(h, ...)` is the probability that the CTC posterior of the
+encoder emits a label sequence *starting with* `h` (the prefix probability),
+and for EOS the probability of exactly `g`. CTC's alignment is monotonic and
+covers every frame, so a hypothesis that skips or repeats words, or talks
+over silence, has a low CTC prefix score however fluent the decoder finds it.
+
+For a prefix `g` the state is, per frame `t`, the log probability that the
+first `t + 1` frames emit `g` ending in a non-blank (`r_n[t]`) or in a blank
+(`r_b[t]`). Extending `g` by `c` (Graves 2008, ch. 7; Watanabe et al. alg. 2):
+
+    phi[t]   = r_b[t]                       if c == last(g)
+               logaddexp(r_n[t], r_b[t])    otherwise
+    r_n'[t]  = x_c[t] + logaddexp(r_n'[t-1], phi[t-1])
+    r_b'[t]  = x_blank[t] + logaddexp(r_n'[t-1], r_b'[t-1])
+    psi(g+c) = logsumexp_t (phi[t-1] + x_c[t])        (the prefix score)
+
+with `phi[-1] = 0` for the empty prefix (probability 1 before the first frame)
+and `-inf` otherwise. ESPnet runs the two recursions as a loop over frames at
+every output step. Both are linear recurrences in probability space, so they
+have a closed form with cumulative sums instead (`A = cumsum(x_c)`):
+
+    r_n'[t] = A[t] + logcumsumexp_{s <= t}(phi[s-1] - A[s-1])
+
+and likewise for `r_b'` with the blank's cumulative sum. Each output step is
+then a handful of vectorized ops over `[batch, beam, candidates, frames]`,
+with static shapes (XLA/TPU), instead of a sequential loop over frames.
+
+Only `candidates` tokens per beam are scored (ESPnet's partial scoring: the
+attention decoder's best few), so the cost does not grow with the vocabulary.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+# ESPnet's "logzero": finite, so that differences and sums stay finite (no
+# inf - inf = NaN), and far below any real log probability.
+LOG_ZERO = -1.0e10
+
+
+def _shift_right(x: tf.Tensor, first) -> tf.Tensor:
+    """`x[..., t - 1]` along the last axis, with `first` at `t = 0`."""
+    head = tf.ones_like(x[..., :1]) * first
+    return tf.concat([head, x[..., :-1]], axis=-1)
+
+
+def _linear_recurrence(log_x: tf.Tensor, log_input: tf.Tensor) -> tf.Tensor:
+    """`y[t] = log_x[t] + logaddexp(y[t-1], log_input[t])`, `y[-1] = -inf`, in closed form.
+
+    Along the last axis: `y[t] = A[t] + logcumsumexp_s(log_input[s] - A[s-1])`
+    with `A` the inclusive cumulative sum of `log_x` (`A[-1] = 0`).
+    """
+    inclusive = tf.cumsum(log_x, axis=-1)
+    exclusive = inclusive - log_x
+    return inclusive + tf.math.cumulative_logsumexp(log_input - exclusive, axis=-1)
+
+
+class CtcPrefixScorer:
+    """Scores one-token extensions of beam hypotheses with a CTC posterior.
+
+    Args:
+        log_probs: float32 `[batch, frames, vocab]` per-frame log posteriors
+            (log-softmax of the CTC head), frames right-padded.
+        lengths: int `[batch]`, the real frames of each item (0 allowed).
+        blank_id: the CTC blank (t2t-lite's PAD_ID, 0).
+        eos_id: the end-of-sequence id; its score is the probability of the
+            whole prefix (every frame consumed).
+
+    Example:
+    ```python
+    scorer = CtcPrefixScorer(log_probs, lengths)
+    state = scorer.initial_state(beam_size=4)
+    psi, candidate_state = scorer.extend(state, candidate_ids, step)
+    # psi - state["score"][..., None] is each candidate's CTC score increment
+    ```
+    """
+
+    def __init__(self, log_probs, lengths, blank_id: int = 0, eos_id: int = 1):
+        log_probs = tf.cast(log_probs, tf.float32)
+        frames = tf.shape(log_probs)[1]
+        self.lengths = tf.cast(lengths, tf.int32)
+        self.frame_mask = tf.sequence_mask(self.lengths, frames)  # [batch, frames]
+        # Padded frames contribute log 1 = 0: the cumulative sums stay bounded
+        # there, and nothing before an item's last real frame depends on them.
+        self.log_probs = tf.where(self.frame_mask[:, :, None], log_probs, 0.0)
+        self.blank_id = blank_id
+        self.eos_id = eos_id
+
+    def initial_state(self, beam_size: int) -> dict:
+        """The empty prefix: every real frame so far is blank.
+
+        Returns:
+            `{"r": [batch, beam, 2, frames], "score": [batch, beam],
+            "last": [batch, beam]}`: the forward variables (non-blank, blank),
+            the prefix score (log 1 = 0) and the last token (-1: none).
+        """
+        blank_path = tf.cumsum(self.log_probs[:, :, self.blank_id], axis=1)  # [batch, frames]
+        r = tf.stack([tf.fill(tf.shape(blank_path), LOG_ZERO), blank_path], axis=1)
+        r = tf.tile(r[:, None], [1, beam_size, 1, 1])
+        batch = tf.shape(blank_path)[0]
+        return {
+            "r": r,
+            "score": tf.zeros([batch, beam_size], tf.float32),
+            "last": tf.fill([batch, beam_size], -1),
+        }
+
+    def extend(self, state: dict, candidates: tf.Tensor, step) -> tuple[tf.Tensor, tf.Tensor]:
+        """Prefix scores of each hypothesis extended by each candidate token.
+
+        Args:
+            state: from `initial_state` or a previous extension, for the
+                `[batch, beam]` hypotheses (all of length `step`).
+            candidates: int32 `[batch, beam, k]` token ids.
+            step: scalar int, the length of the hypotheses (0: empty prefix).
+
+        Returns:
+            `(psi [batch, beam, k], r [batch, beam, k, 2, frames])`: the log
+            prefix score of each extension (EOS: of the finished sequence;
+            blank: LOG_ZERO) and its forward variables.
+        """
+        candidates = tf.cast(candidates, tf.int32)
+        batch, beam, k = tf.unstack(tf.shape(candidates))
+        # x_c[t] for every candidate: [batch, beam, k, frames].
+        flat = tf.reshape(candidates, [batch, beam * k])
+        x_c = tf.gather(self.log_probs, flat, axis=2, batch_dims=1)  # [batch, frames, beam*k]
+        x_c = tf.reshape(tf.transpose(x_c, [0, 2, 1]), [batch, beam, k, -1])
+        x_blank = self.log_probs[:, None, None, :, self.blank_id]  # [batch, 1, 1, frames]
+
+        r_n, r_b = state["r"][:, :, 0], state["r"][:, :, 1]  # [batch, beam, frames]
+        r_sum = tf.experimental.numpy.logaddexp(r_n, r_b)
+        # A repeated label needs a blank between its two emissions.
+        repeat = tf.equal(candidates, state["last"][:, :, None])[..., None]
+        phi = tf.where(repeat, r_b[:, :, None], r_sum[:, :, None])  # [batch, beam, k, frames]
+        phi_before = _shift_right(phi, tf.where(tf.equal(step, 0), 0.0, LOG_ZERO))
+
+        new_n = _linear_recurrence(x_c, phi_before)
+        new_b = _linear_recurrence(x_blank + tf.zeros_like(x_c), _shift_right(new_n, LOG_ZERO))
+
+        mask = self.frame_mask[:, None, None, :]
+        psi = tf.reduce_logsumexp(tf.where(mask, phi_before + x_c, LOG_ZERO), axis=-1)
+        # EOS: the prefix itself, every real frame consumed.
+        last_frame = tf.maximum(self.lengths - 1, 0)
+        whole = tf.gather(r_sum, last_frame[:, None], axis=2, batch_dims=1)[..., 0]  # [batch, beam]
+        whole = tf.where(self.lengths[:, None] > 0, whole, 0.0)  # no frames: only "" fits
+        psi = tf.where(tf.equal(candidates, self.eos_id), whole[:, :, None], psi)
+        psi = tf.where(tf.equal(candidates, self.blank_id), LOG_ZERO, psi)
+        return psi, tf.stack([new_n, new_b], axis=3)

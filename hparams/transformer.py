@@ -30,6 +30,10 @@ def transformer_base() -> HParams:
         # buckets, each one compiled program (README, "Cloud TPU"); 1 is
         # T2T's TPU input (all padded to max_length), 0 T2T's buckets.
         static_length_buckets=4,
+        # t2t-lite addition: with use_fixed_batch_size, a bucket of examples
+        # up to L long gets min(batch_size, this // L) of them; 0 is off
+        # (T2T). Lets long examples be trained on in smaller batches.
+        fixed_batch_length_budget=0,
         # Network.
         hidden_size=512,
         filter_size=2048,

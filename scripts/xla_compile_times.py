@@ -22,39 +22,18 @@ import sys
 import time
 
 import numpy as np
-import tensorflow as tf
 from absl import app, flags
+from step_harness import synthetic_batch, training_step
 
 from t2t_lite import registry
 from t2t_lite.data import pipeline
-from t2t_lite.data.problem import dummy_batch
 from t2t_lite.hparam import create_hparams
-from t2t_lite.training.learning_rate import T2TSchedule
-from t2t_lite.training.optimizers import make_optimizer
-from t2t_lite.training.train_step import StepSettings, make_replica_step
 
 flags.DEFINE_string("problem", "librispeech_clean_small", "Registered problem.")
 flags.DEFINE_string("hparams_set", "transformer_librispeech_tpu", "Registered hparams set.")
 flags.DEFINE_string("hparams", "", "Overrides, name=value,...")
 flags.DEFINE_integer("shapes", 0, "Measure only the first N shapes (0: all).")
 FLAGS = flags.FLAGS
-
-
-def synthetic_batch(problem, hparams, shape: dict) -> dict:
-    """A batch of `shape` (from `static_batch_shapes`), full of real-looking values."""
-    spec = problem.batch_spec(hparams)
-    rng = np.random.default_rng(0)
-    batch = {}
-    for name, s in spec.items():
-        dims = shape.get(name) or [shape["targets"][0]] + [None] * (s.shape.rank - 1)
-        dims = [d if d is not None else k for d, k in zip(dims, s.shape.as_list(), strict=True)]
-        if s.dtype.is_floating:
-            batch[name] = tf.constant(rng.normal(size=dims), s.dtype)
-        elif name == "inputs_length":
-            batch[name] = tf.fill(dims, shape["inputs"][1])
-        else:
-            batch[name] = tf.constant(rng.integers(2, 200, size=dims), s.dtype)
-    return batch
 
 
 def main(argv):
@@ -68,18 +47,7 @@ def main(argv):
     print(pipeline.static_shapes_summary(problem, hparams))
     if FLAGS.shapes:
         shapes = shapes[: FLAGS.shapes]
-    model = registry.model("transformer").from_hparams(hparams, **problem.model_kwargs(""))
-    model(dummy_batch(problem.batch_spec(hparams)))
-    optimizer = make_optimizer(hparams, T2TSchedule.from_hparams(hparams))
-    optimizer.build(model.trainable_variables)
-    settings = StepSettings(
-        label_smoothing=hparams.label_smoothing,
-        clip_grad_norm=hparams.clip_grad_norm,
-        l2_weight_decay=0.0,
-        frame_seconds=0.01,
-        ctc_loss_weight=hparams.ctc_loss_weight,
-    )
-    step = tf.function(make_replica_step(model, optimizer, settings), jit_compile=True)
+    step = training_step(problem, hparams, jit_compile=True)
     walls, cpus = [], []
     for shape in shapes:
         batch = synthetic_batch(problem, hparams, shape)

@@ -2,7 +2,12 @@
 
 Everything is a TF graph, so it runs on a TPU host. Batches are per replica:
 `batch_size` is a budget in the problem's length unit (tokens; frames x mel
-bins for speech) or, with `use_fixed_batch_size`, a number of examples.
+bins for speech) or, with `use_fixed_batch_size`, a number of examples, which
+`fixed_batch_length_budget` (a t2t-lite hparam, 0 = off) caps in the buckets
+of long examples: a bucket whose examples are up to `L` long gets
+`min(batch_size, fixed_batch_length_budget // L)`, so long utterances are
+trained on in smaller batches instead of dropped, and memory stays bounded.
+Which examples are dropped for their length is `length_policy`'s rule.
 T2T's bucketing is kept: bucket boundaries grow from `min_length_bucket` by
 `length_bucket_step` up to `max_length`, and a bucket whose examples are
 shorter than `boundary` gets `batch_size // boundary` examples, so a padded
@@ -25,11 +30,11 @@ import dataclasses
 import tensorflow as tf
 from absl import logging
 
+from t2t_lite.data.length_policy import DROP_REASONS, active_limits, length_checks
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError, Problem
 from t2t_lite.hparam import HParams
 
 _AUTOTUNE = tf.data.AUTOTUNE
-DROP_REASONS = ("max_length", "max_input_seq_length", "max_target_seq_length")
 PIPELINE_HPARAMS = (
     "batch_size",
     "use_fixed_batch_size",
@@ -40,6 +45,7 @@ PIPELINE_HPARAMS = (
     "max_target_seq_length",
     "eval_drop_long_sequences",
     "static_length_buckets",
+    "fixed_batch_length_budget",
 )
 
 
@@ -87,7 +93,13 @@ class BatchingScheme:
             )
         uppers = boundaries + [max_length + 1]
         if hparams.use_fixed_batch_size:
-            batch_sizes = [hparams.batch_size] * len(uppers)
+            # `batch_size` examples, fewer in buckets whose longest examples
+            # would take the batch past `fixed_batch_length_budget`.
+            budget = hparams.get("fixed_batch_length_budget", 0)
+            batch_sizes = [
+                min(hparams.batch_size, max(1, budget // upper)) if budget else hparams.batch_size
+                for upper in uppers
+            ]
         else:
             batch_sizes = [max(1, hparams.batch_size // upper) for upper in uppers]
         return cls(boundaries, batch_sizes, [upper - 1 for upper in uppers])
@@ -110,21 +122,13 @@ class DropCounter:
 
 
 def _length_filter(problem: Problem, hparams: HParams, mode: str, static: bool, counter):
-    drop_long = mode == TRAIN or hparams.eval_drop_long_sequences or static
-    max_length = (hparams.max_length or hparams.batch_size) if drop_long else 0
+    limits = active_limits(hparams, mode, static)
 
     def keep(features):
         lengths = problem.feature_lengths(features)
-        checks = [
-            ("max_input_seq_length", lengths.get("inputs"), hparams.max_input_seq_length),
-            ("max_target_seq_length", lengths["targets"], hparams.max_target_seq_length),
-            ("max_length", problem.example_length(features), max_length),
-        ]
+        lengths["batch"] = problem.batch_length(lengths, hparams)
         ok = tf.constant(True)
-        for reason, length, limit in checks:
-            if length is None or limit <= 0:
-                continue
-            within = length <= limit
+        for reason, within in length_checks(lengths, limits):
             if counter is not None:
                 variable = counter.variables[reason]
                 # Count only the first reason an example fails.
@@ -147,7 +151,7 @@ def _bucketed_batches(
     limits = tf.constant(scheme.limits, tf.int32)
 
     def bucket_id(features):
-        length = problem.example_length(features)
+        length = problem.batch_length(problem.feature_lengths(features), hparams)
         return tf.cast(tf.reduce_sum(tf.cast(length >= boundaries, tf.int32)), tf.int64)
 
     def batch_bucket(bucket, window):

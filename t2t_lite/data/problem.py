@@ -2,8 +2,9 @@
 
 A problem owns its data end to end (TF Model Garden's task split): raw data
 to sharded TFRecords (`generate_data`, run by `t2t-lite-datagen`), records to
-model features (`decode_example`, `preprocess_example`), batching units
-(`example_length`), its own hparams (`add_hparams`), encoders and metrics.
+model features (`decode_example`, `preprocess_example`), lengths and batching
+units (`feature_lengths`, `batch_length`, `record_lengths`), its own hparams
+(`add_hparams`), encoders and metrics.
 The model and the trainer never look inside the data.
 
 Subclasses implement `generate_examples(data_dir, tmp_dir, split)`, yielding
@@ -14,6 +15,7 @@ and `example_spec()`; most also override `preprocess_example`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -146,7 +148,7 @@ class Problem:
             shards.remove_manifest(data_dir, self.name, split)
             paths = shards.shard_paths(data_dir, self.name, split, self.num_shards[split])
             examples = self.generate_examples(data_dir, tmp_dir, split, split_report)
-            split_report.written = shards.write_shards(examples, paths)
+            split_report.written = shards.write_shards(examples, paths, self.record_lengths)
             if split_report.written == 0:
                 for path in paths:
                     tf.io.gfile.remove(path)
@@ -190,20 +192,16 @@ class Problem:
         keep = ("inputs", "targets") if self.has_inputs else ("targets",)
         return {name: example[name] for name in keep}
 
-    def example_length(self, features: dict) -> tf.Tensor:
-        """Batching length: T2T's max over features of the first dim (x second for 3-D+).
+    def batch_length(self, lengths: dict, hparams: HParams):
+        """Batching length from sequence lengths: T2T's longest feature.
 
-        For speech inputs `[frames, mel_bins, channels]` this is frames x mel
-        bins, the unit T2T's speech `batch_size` and `max_length` count.
+        `lengths` holds "inputs" (if any) and "targets": one example's scalar
+        tensors or arrays of many (the same rule serves the pipeline and the
+        length report). Speech overrides this to count frames x mel bins.
         """
-        length = tf.constant(0, tf.int32)
-        for name in ("inputs", "targets"):
-            if name not in features:
-                continue
-            shape = tf.shape(features[name])
-            feature_length = shape[0] * shape[1] if features[name].shape.rank > 2 else shape[0]
-            length = tf.maximum(length, feature_length)
-        return length
+        del hparams
+        present = [lengths[name] for name in ("inputs", "targets") if name in lengths]
+        return functools.reduce(tf.maximum, present)
 
     def batch_spec(self, hparams: HParams) -> dict[str, tf.TensorSpec]:
         """The specs of one batch of model features (what `preprocess_example` makes)."""
@@ -219,6 +217,25 @@ class Problem:
         if "inputs" in features:
             lengths["inputs"] = tf.shape(features["inputs"])[0]
         return lengths
+
+    def record_lengths(self, example: dict) -> dict[str, int]:
+        """What datagen records of one stored example's lengths (in its manifest)."""
+        return {name: len(example[name]) for name in ("inputs", "targets") if name in example}
+
+    def lengths_of_records(self, recorded: dict, hparams: HParams) -> dict:
+        """Recorded lengths (arrays over a split) -> `feature_lengths` + "batch".
+
+        What `feature_lengths` and `batch_length` give for the featurized
+        examples, computed without reading them (length_policy's report).
+        """
+        lengths = {name: recorded[name] for name in ("inputs", "targets") if name in recorded}
+        lengths["batch"] = self.batch_length(lengths, hparams)
+        return lengths
+
+    def record_seconds(self, recorded: dict):
+        """Seconds of audio per recorded example, or None (not audio)."""
+        del recorded
+        return None
 
     def padded_shapes(self, limit, hparams: HParams) -> dict:
         """Static-shape mode: each feature's padded dims (batch excluded) in a

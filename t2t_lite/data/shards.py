@@ -10,7 +10,12 @@ Beside each split's shards, `write_shards` writes a manifest,
 
     {"problem": "librispeech", "split": "train", "records": 281241,
      "shards": [{"name": "librispeech-train-00000-of-00100",
-                 "records": 2813, "bytes": 1234567}, ...]}
+                 "records": 2813, "bytes": 1234567}, ...],
+     "lengths": {"samples": [...], "targets": [...]}}
+
+`lengths` holds each example's lengths as the problem records them
+(`Problem.record_lengths`), in writing order, so a run can say which
+examples its length limits keep (`length_policy`) without reading the data.
 
 `check_shards` compares the shards a run is about to read with it, so a
 truncated, missing or foreign shard is reported (naming the file and the
@@ -26,8 +31,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
+import numpy as np
 import tensorflow as tf
 from absl import logging
 
@@ -96,7 +102,11 @@ def to_example(features: dict) -> tf.train.Example:
     return tf.train.Example(features=tf.train.Features(feature=feature))
 
 
-def write_shards(examples: Iterable[dict], paths: list[str]) -> int:
+def write_shards(
+    examples: Iterable[dict],
+    paths: list[str],
+    record_lengths: Callable[[dict], dict[str, int]] | None = None,
+) -> int:
     """Writes `examples` round-robin into `paths`, and their manifest.
 
     The manifest (see the module docstring) is written when the paths have
@@ -106,6 +116,8 @@ def write_shards(examples: Iterable[dict], paths: list[str]) -> int:
     Args:
         examples: dicts for `to_example`.
         paths: the final shard paths, all of one split.
+        record_lengths: example -> named lengths (`Problem.record_lengths`),
+            recorded per example in the manifest for `read_record_lengths`.
 
     Returns:
         How many examples were written.
@@ -117,14 +129,19 @@ def write_shards(examples: Iterable[dict], paths: list[str]) -> int:
     temporary = [path + _INCOMPLETE for path in paths]
     writers = [tf.io.TFRecordWriter(path) for path in temporary]
     counts = [0] * len(paths)
+    lengths: dict[str, list[int]] = {}
     try:
         for index, example in enumerate(examples):
             shard = index % len(writers)
             writers[shard].write(to_example(example).SerializeToString())
             counts[shard] += 1
+            if record_lengths is not None:
+                for name, length in record_lengths(example).items():
+                    lengths.setdefault(name, []).append(int(length))
         for writer in writers:
             writer.close()
-        _write_manifest(paths, counts, [tf.io.gfile.stat(path).length for path in temporary])
+        sizes = [tf.io.gfile.stat(path).length for path in temporary]
+        _write_manifest(paths, counts, sizes, lengths)
     except BaseException:
         for writer in writers:
             writer.close()
@@ -137,7 +154,9 @@ def write_shards(examples: Iterable[dict], paths: list[str]) -> int:
     return sum(counts)
 
 
-def _write_manifest(paths: list[str], counts: list[int], sizes: list[int]) -> None:
+def _write_manifest(
+    paths: list[str], counts: list[int], sizes: list[int], lengths: dict[str, list[int]]
+) -> None:
     """Writes the manifest of the split `paths` belong to (atomically)."""
     manifest = _manifest_of(paths[0])
     if manifest is None:  # not T2T's names: nothing can find a manifest later
@@ -152,9 +171,13 @@ def _write_manifest(paths: list[str], counts: list[int], sizes: list[int]) -> No
             for path, count, size in zip(paths, counts, sizes, strict=True)
         ],
     }
+    text = json.dumps(content, indent=2)
+    if lengths:  # one line per length list: a split can have 100,000s of examples
+        listed = ",\n".join(f'    "{name}": {json.dumps(v)}' for name, v in lengths.items())
+        text = text[: text.rindex("}")].rstrip() + ',\n  "lengths": {\n' + listed + "\n  }\n}"
     temporary = manifest + _INCOMPLETE
     with tf.io.gfile.GFile(temporary, "w") as handle:
-        handle.write(json.dumps(content, indent=2) + "\n")
+        handle.write(text + "\n")
     tf.io.gfile.rename(temporary, manifest, overwrite=True)
 
 
@@ -183,6 +206,23 @@ def _read_manifest(path: str) -> tuple[str, dict[str, int]]:
             f"{path} is not a readable shard manifest ({type(error).__name__}: {error}); "
             + regenerate_hint(problem_name, data_dir)
         ) from None
+
+
+def read_record_lengths(data_dir: str, problem_name: str, split: str) -> dict | None:
+    """The per-example lengths datagen recorded for a split, as int64 arrays.
+
+    Returns:
+        `{name: array}` (e.g. "samples" and "targets" for speech), or None if
+        the split has no manifest or its manifest records no lengths.
+    """
+    path = manifest_path(data_dir, problem_name, split)
+    if not tf.io.gfile.exists(path):
+        return None
+    with tf.io.gfile.GFile(path) as handle:
+        lengths = json.load(handle).get("lengths")
+    if not lengths:
+        return None
+    return {name: np.asarray(values, np.int64) for name, values in lengths.items()}
 
 
 def check_shards(paths: list[str]) -> None:

@@ -181,6 +181,29 @@ class SpeechRecognitionProblem(Problem):
             "targets": tf.TensorSpec([None, None], tf.int32),
         }
 
+    def batch_length(self, lengths: dict, hparams: HParams):
+        """T2T's speech batching length: frames x mel bins (or targets, if longer)."""
+        return tf.maximum(lengths["inputs"] * hparams.audio_num_mel_bins, lengths["targets"])
+
+    def record_lengths(self, example: dict) -> dict[str, int]:
+        return {"samples": len(example["waveform"]) // 2, "targets": len(example["targets"])}
+
+    def lengths_of_records(self, recorded: dict, hparams: HParams) -> dict:
+        lengths = {
+            "inputs": audio_features.num_feature_frames(
+                recorded["samples"],
+                sample_rate=hparams.audio_sample_rate,
+                frame_step=hparams.audio_frame_step,
+                preemphasis=hparams.audio_preemphasis,
+            ),
+            "targets": tf.cast(recorded["targets"], tf.int32),
+        }
+        lengths["batch"] = self.batch_length(lengths, hparams)
+        return lengths
+
+    def record_seconds(self, recorded: dict):
+        return np.asarray(recorded["samples"], np.float64) / SAMPLE_RATE
+
     def padded_shapes(self, limit, hparams: HParams) -> dict:
         frames = limit // hparams.audio_num_mel_bins  # lengths count frames x bins
         targets = hparams.max_target_seq_length or limit

@@ -35,8 +35,8 @@ class SpeechFrontEnd(keras.layers.Layer):
     T2T's `layer_norm`: over the last (channel) axis, epsilon 1e-6, a scale
     and a bias, computed in float32. Unlike T2T, the front end is exact
     under padding: padded frames are zeroed before every convolution and the
-    time axis is padded by hand (2 zeros on the right before each strided
-    conv, 1 on each side of the last one), so output `t` of a strided block
+    time axis is padded by hand (2 zeros on the right before every conv, as
+    T2T pads the last one), so output `t` of a strided block
     always covers input frames `2t .. 2t+2` and a real output never depends
     on padding or on how much of it there is. The frequency axis is VALID
     (80 -> 39 -> 19 bins).
@@ -146,7 +146,8 @@ class SpeechFrontEnd(keras.layers.Layer):
             x = self._norm_relu(norm, block_conv(x))
             mask = mask[:, ::2]
         x = _mask_frames(x, mask)
-        x = ops.pad(x, [[0, 0], [1, 1], [0, 0], [0, 0]])
+        # T2T's [0, 2]: output t sees reduced frames t .. t+2.
+        x = ops.pad(x, [[0, 0], [0, 2], [0, 0], [0, 0]])
         x = self._norm_relu(self._fold_norm, ops.squeeze(self._fold_conv(x), axis=2))
         # The norm's bias makes padded frames non-zero again.
         return _mask_frames(x, mask), mask

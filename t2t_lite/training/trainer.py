@@ -8,7 +8,8 @@ habit, good everywhere). Checkpoints (model, optimizer state, step) are
 written every `save_checkpoints_steps` and at the end, and a rerun in the
 same `output_dir` resumes from the latest. A NaN/Inf loss stops the run
 with its step number before anything is saved, so the last checkpoint is
-the last good one. Evaluation reports T2T's teacher-forced metrics and the
+the last good one. Before the first step the run logs what its length
+limits keep of each split (`length_policy`). Evaluation reports T2T's teacher-forced metrics and the
 metrics of real greedy decoding of a dev subset (WER/CER, BLEU or sequence
 accuracy, as the problem says).
 """
@@ -16,6 +17,7 @@ accuracy, as the problem says).
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import time
@@ -25,7 +27,7 @@ import tensorflow as tf
 from absl import logging
 
 from t2t_lite import registry
-from t2t_lite.data import pipeline
+from t2t_lite.data import length_policy, pipeline
 from t2t_lite.data.problem import EVAL, TRAIN, Problem, dummy_batch
 from t2t_lite.decoding import scoring
 from t2t_lite.decoding.decode import BatchDecoder, decode_dataset, decode_hparams
@@ -200,6 +202,8 @@ class Trainer:
             self._train_loop = make_train_loop(self.strategy, replica_step, config.xla_compile)
         if config.static_shapes:
             logging.info("%s", pipeline.static_shapes_summary(self.problem, self.hparams))
+        if self.chief:
+            self.report_lengths()
         dataset = self.strategy.distribute_datasets_from_function(
             lambda context: self._dataset(TRAIN, input_context=context)
         )
@@ -249,6 +253,19 @@ class Trainer:
         if evaluate_every and last_eval != self.step:
             eval_results = self.evaluate()
         return eval_results
+
+    def report_lengths(self) -> dict:
+        """Logs what the length limits keep of each split, and writes it to
+        `length_report.json` in output_dir (beside the eval results)."""
+        report = length_policy.run_lengths_report(
+            self.problem, self.hparams, self.config.data_dir, self.config.static_shapes
+        )
+        logging.info("%s", length_policy.describe(report))
+        run_dir.write_atomically(
+            os.path.join(self.config.output_dir, length_policy.REPORT_FILE),
+            json.dumps(report, indent=2) + "\n",
+        )
+        return report
 
     def _log_window(self, window: dict) -> None:
         steps = max(window["steps"], 1)

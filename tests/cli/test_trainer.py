@@ -95,11 +95,27 @@ def test_killed_run_resumes_and_all_checkpoints_load(data_dir, tmp_path):
         assert reader.get_tensor("step/.ATTRIBUTES/VARIABLE_VALUE") == step
 
 
+def check_length_report(data_dir, output_dir, stderr):
+    """The run logged and wrote, before its first step, what its length limits
+    keep of each split (every example: identity_binary40 is within max_length)."""
+    report = json.loads((output_dir / "length_report.json").read_text())
+    assert report["limits"] == {"max_length": 48}
+    for split in ("train", "dev"):
+        manifest = os.path.join(data_dir, f"{PROBLEM}-{split}-manifest.json")
+        with open(manifest) as handle:
+            records = json.load(handle)["records"]
+        counts = report["splits"][split]
+        assert counts["examples"] == counts["kept"] == records and counts["dropped"] == {}
+        assert f"  {split}: all {records:,} examples" in stderr
+    assert "example lengths, with limits max_length=48:" in stderr
+
+
 def test_resume_with_changed_hparams_is_refused(data_dir, tmp_path, user_stderr_lines):
     output_dir = tmp_path / "run"
     base = ["--train_steps=5", "--schedule=train", "--iterations_per_loop=5"]
     first = run(trainer_args(data_dir, output_dir, *base))
     assert first.returncode == 0, first.stderr[-3000:]
+    check_length_report(data_dir, output_dir, first.stderr)
     saved_flags = (output_dir / "flags.json").read_text()
     changed_hparams = TINY.replace("hidden_size=32", "hidden_size=16")
     changed = run(trainer_args(data_dir, output_dir, *base, hparams=changed_hparams))

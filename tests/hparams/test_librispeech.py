@@ -1,10 +1,13 @@
-"""The speech hparams sets carry Tensor2Tensor's values."""
+"""The speech hparams sets carry Tensor2Tensor's values, except the length
+limits, which cover every LibriSpeech utterance (up to 35 s)."""
 
 import pytest
 
 from t2t_lite import registry
 
-LENGTHS = {"max_length": 132000, "max_input_seq_length": 1650, "max_target_seq_length": 350}
+LENGTHS = {"max_length": 3600 * 80, "max_input_seq_length": 3600, "max_target_seq_length": 900}
+# Fixed-size sets: long buckets get fewer than 16 utterances (T2T's 16 x 15.5 s).
+BUDGET = {"fixed_batch_length_budget": 16 * 1550 * 80}
 TPU = {
     "optimizer": "Adafactor",
     "learning_rate_schedule": "rsqrt_decay",
@@ -24,9 +27,8 @@ V1 = {
     **LENGTHS,
 }
 V2 = {
-    "max_length": 1240000,
-    "max_input_seq_length": 1550,
-    "max_target_seq_length": 350,
+    **LENGTHS,
+    **BUDGET,
     "batch_size": 16,
     "use_fixed_batch_size": True,  # t2t-lite's reading of T2T's 16 (README)
     "num_decoder_layers": 4,
@@ -50,6 +52,7 @@ EXPECTED = {
         "batch_size": 16,
         "use_fixed_batch_size": True,
         **LENGTHS,
+        **BUDGET,
     },
     "transformer_librispeech_tpu_v2": {**V2, **TPU, "batch_size": 16, **LENGTHS},
     "transformer_librispeech_tpu": {**V2, **TPU, "batch_size": 16, **LENGTHS},

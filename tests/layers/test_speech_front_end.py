@@ -73,7 +73,7 @@ def test_matches_t2t_formula():
         x = np.pad(x, [[0, 0], [0, 2], [0, 0], [0, 0]])
         x = numpy_conv2d(x, conv.kernel.numpy(), 2)
         x = t2t_layer_norm_relu(x, norm.gamma.numpy(), norm.beta.numpy())
-    x = np.pad(x, [[0, 0], [1, 1], [0, 0], [0, 0]])
+    x = np.pad(x, [[0, 0], [0, 2], [0, 0], [0, 0]])  # T2T's: output t sees t .. t+2
     x = numpy_conv2d(x, layer._fold_conv.kernel.numpy(), 1)[:, :, 0]
     fold_norm = layer._fold_norm
     expected = t2t_layer_norm_relu(x, fold_norm.gamma.numpy(), fold_norm.beta.numpy())

@@ -98,6 +98,8 @@ def main() -> None:
             f"--data_dir={data_dir}",
             f"--output_dir={output_dir}",
             f"--export_dir={export_dir}",
+            # The export decodes as the decoder step above did.
+            f"--decode_hparams={args.decode_hparams}",
         ],
     )
     wer = re.search(r"WER ([0-9.]+)", decoded)

@@ -228,9 +228,14 @@ class Problem:
         What `feature_lengths` and `batch_length` give for the featurized
         examples, computed without reading them (length_policy's report).
         """
-        lengths = {name: recorded[name] for name in ("inputs", "targets") if name in recorded}
+        lengths = self.sequence_lengths_of_records(recorded, hparams)
         lengths["batch"] = self.batch_length(lengths, hparams)
         return lengths
+
+    def sequence_lengths_of_records(self, recorded: dict, hparams: HParams) -> dict:
+        """Recorded lengths -> what `feature_lengths` gives after featurization."""
+        del hparams
+        return {name: recorded[name] for name in ("inputs", "targets") if name in recorded}
 
     def record_seconds(self, recorded: dict):
         """Seconds of audio per recorded example, or None (not audio)."""

@@ -188,8 +188,8 @@ class SpeechRecognitionProblem(Problem):
     def record_lengths(self, example: dict) -> dict[str, int]:
         return {"samples": len(example["waveform"]) // 2, "targets": len(example["targets"])}
 
-    def lengths_of_records(self, recorded: dict, hparams: HParams) -> dict:
-        lengths = {
+    def sequence_lengths_of_records(self, recorded: dict, hparams: HParams) -> dict:
+        return {
             "inputs": audio_features.num_feature_frames(
                 recorded["samples"],
                 sample_rate=hparams.audio_sample_rate,
@@ -198,8 +198,6 @@ class SpeechRecognitionProblem(Problem):
             ),
             "targets": tf.cast(recorded["targets"], tf.int32),
         }
-        lengths["batch"] = self.batch_length(lengths, hparams)
-        return lengths
 
     def record_seconds(self, recorded: dict):
         return np.asarray(recorded["samples"], np.float64) / SAMPLE_RATE

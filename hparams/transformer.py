@@ -63,6 +63,9 @@ def transformer_base() -> HParams:
         initializer="uniform_unit_scaling",  # variance scaling, fan_avg, uniform
         initializer_gain=1.0,
         label_smoothing=0.1,
+        # t2t-lite addition: channels of the speech front end's two strided
+        # convolutions (T2T's speech_recognition_bottom fixes them at 128).
+        speech_front_end_filters=128,
         # t2t-lite addition (not in T2T): weight of an auxiliary CTC loss on
         # the encoder output, mixed with the decoder's cross-entropy as
         # (1 - w) * xent + w * ctc. 0 is T2T's pure attention training.

@@ -31,47 +31,14 @@ from t2t_lite.layers.symbol_embedding import SymbolEmbedding
 from t2t_lite.layers.timing_signal import TimingSignal
 from t2t_lite.layers.transformer_decoder_layer import TransformerDecoderLayer
 from t2t_lite.layers.transformer_encoder_layer import TransformerEncoderLayer
+from t2t_lite.models.transformer_config import (  # noqa: F401  (MODEL_HPARAMS re-exported)
+    MODEL_HPARAMS,
+    TransformerConfig,
+    dtype_policy,
+)
 
 PAD_ID = 0
 EOS_ID = 1
-INPUT_MODALITIES = (None, "symbol", "speech")
-
-# Every hparam `Transformer.from_hparams` reads (kept honest by a test).
-MODEL_HPARAMS = (
-    "hidden_size",
-    "filter_size",
-    "num_heads",
-    "num_hidden_layers",
-    "num_encoder_layers",
-    "num_decoder_layers",
-    "attention_key_channels",
-    "attention_value_channels",
-    "ffn_layer",
-    "conv_first_kernel",
-    "attention_dropout",
-    "attention_dropout_broadcast_dims",
-    "relu_dropout",
-    "relu_dropout_broadcast_dims",
-    "layer_prepostprocess_dropout",
-    "layer_prepostprocess_dropout_broadcast_dims",
-    "layer_preprocess_sequence",
-    "layer_postprocess_sequence",
-    "norm_type",
-    "norm_epsilon",
-    "pos",
-    "self_attention_type",
-    "max_relative_position",
-    "shared_embedding_and_softmax_weights",
-    "multiply_embedding_mode",
-    "initializer",
-    "initializer_gain",
-    "activation_dtype",
-    "ctc_loss_weight",
-)
-
-SELF_ATTENTION_TYPES = ("dot_product", "dot_product_relative")
-
-_DTYPE_POLICIES = {"float32": None, "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
 
 
 def make_initializer(name: str, gain: float) -> keras.initializers.Initializer:
@@ -82,17 +49,7 @@ def make_initializer(name: str, gain: float) -> keras.initializers.Initializer:
         return keras.initializers.VarianceScaling(gain, "fan_avg", "truncated_normal")
     if name == "xavier":
         return keras.initializers.GlorotUniform()
-    if name == "orthogonal":
-        return keras.initializers.Orthogonal(gain)
-    raise ValueError(
-        f"unknown initializer {name!r}; use uniform_unit_scaling, "
-        "normal_unit_scaling, xavier or orthogonal."
-    )
-
-
-def parse_broadcast_dims(text: str) -> list[int]:
-    """T2T's comma-separated broadcast dims ("0,1") as a list of ints."""
-    return [int(dim) for dim in text.split(",") if dim.strip()]
+    return keras.initializers.Orthogonal(gain)  # "orthogonal"; the config checks the name
 
 
 def shift_right(targets):
@@ -105,34 +62,13 @@ def shift_right(targets):
 class Transformer(keras.Model):
     """Encoder-decoder (or decoder-only) Transformer with a decode cache.
 
-    Build one from hparams with `Transformer.from_hparams`; the constructor
-    takes plain values so that `get_config` round-trips.
+    Build one from hparams with `Transformer.from_hparams`, or from a
+    `TransformerConfig` (every field is documented there).
 
     Args:
-        target_vocab_size: size of the target vocabulary.
-        input_modality: `"symbol"`, `"speech"` or None (decoder only).
-        input_vocab_size: size of the input vocabulary (`"symbol"` only).
-        hidden_size, filter_size, num_heads: model dimensions.
-        num_encoder_layers, num_decoder_layers: stack depths.
-        attention_key_channels, attention_value_channels: 0 for hidden_size.
-        ffn_layer, conv_first_kernel: feed-forward type and kernel.
-        attention_dropout, relu_dropout, layer_prepostprocess_dropout: rates.
-        *_broadcast_dims: lists of dims sharing one dropout mask.
-        layer_preprocess_sequence, layer_postprocess_sequence: e.g. "n", "da".
-        norm_type, norm_epsilon: the norms.
-        pos: "timing" (sinusoids) or "none".
-        self_attention_type: "dot_product", or "dot_product_relative" for
-            T2T's relative-position self-attention in every encoder and
-            decoder layer (encoder-decoder attention stays plain).
-        max_relative_position: clipping distance of relative attention.
-        shared_embedding_and_softmax_weights: one matrix for the target
-            embedding and the softmax (and the input embedding when the
-            vocabularies are the same).
-        multiply_embedding_mode: "sqrt_depth" or "none".
-        initializer, initializer_gain: T2T's kernel initializer.
-        ctc_head: add a projection of the encoder output to target logits
-            for an auxiliary CTC loss (`call_with_ctc`); hparam
-            `ctc_loss_weight > 0` turns it on.
+        config: a `TransformerConfig` (or its `to_dict()`, as `get_config`
+            stores it).
+        **kwargs: base `keras.Model` arguments (`name`, `dtype`, ...).
 
     Call arguments:
         features: dict with "targets" `[batch, length]` ids and, unless
@@ -151,97 +87,41 @@ class Transformer(keras.Model):
     TensorShape([1, 4, 20])
     """
 
-    def __init__(
-        self,
-        target_vocab_size: int,
-        input_modality: str | None = "symbol",
-        input_vocab_size: int = 0,
-        hidden_size: int = 512,
-        filter_size: int = 2048,
-        num_heads: int = 8,
-        num_encoder_layers: int = 6,
-        num_decoder_layers: int = 6,
-        attention_key_channels: int = 0,
-        attention_value_channels: int = 0,
-        ffn_layer: str = "dense_relu_dense",
-        conv_first_kernel: int = 3,
-        attention_dropout: float = 0.1,
-        relu_dropout: float = 0.1,
-        layer_prepostprocess_dropout: float = 0.1,
-        attention_dropout_broadcast_dims: list[int] | tuple = (),
-        relu_dropout_broadcast_dims: list[int] | tuple = (),
-        layer_prepostprocess_dropout_broadcast_dims: list[int] | tuple = (),
-        layer_preprocess_sequence: str = "n",
-        layer_postprocess_sequence: str = "da",
-        norm_type: str = "layer",
-        norm_epsilon: float = 1e-6,
-        pos: str = "timing",
-        self_attention_type: str = "dot_product",
-        max_relative_position: int = 0,
-        shared_embedding_and_softmax_weights: bool = True,
-        multiply_embedding_mode: str = "sqrt_depth",
-        initializer: str = "uniform_unit_scaling",
-        initializer_gain: float = 1.0,
-        ctc_head: bool = False,
-        **kwargs,
-    ):
+    def __init__(self, config: TransformerConfig | dict, **kwargs):
         super().__init__(**kwargs)
-        if input_modality not in INPUT_MODALITIES:
-            raise ValueError(f"unknown input_modality {input_modality!r}; use symbol or speech.")
-        if input_modality == "symbol" and input_vocab_size < 1:
-            raise ValueError("input_modality 'symbol' needs input_vocab_size >= 1.")
-        if ctc_head and input_modality is None:
-            raise ValueError("ctc_head needs inputs: a decoder-only model has no encoder.")
-        if pos not in ("timing", "none"):
-            raise ValueError(f"unknown pos {pos!r}; use timing or none.")
-        if self_attention_type not in SELF_ATTENTION_TYPES:
-            raise ValueError(
-                f"unknown self_attention_type {self_attention_type!r}; use "
-                f"{' or '.join(SELF_ATTENTION_TYPES)}."
-            )
-        if self_attention_type == "dot_product_relative" and max_relative_position < 1:
-            raise ValueError(
-                "self_attention_type 'dot_product_relative' needs max_relative_position "
-                f">= 1, got {max_relative_position}."
-            )
-        if multiply_embedding_mode not in ("sqrt_depth", "none"):
-            raise ValueError(
-                f"unknown multiply_embedding_mode {multiply_embedding_mode!r}; "
-                "use sqrt_depth or none."
-            )
-        self._config = {
-            key: value
-            for key, value in locals().items()
-            if key not in ("self", "kwargs", "__class__")
-        }
-        self.target_vocab_size = target_vocab_size
-        self.input_modality = input_modality
-        self.hidden_size = hidden_size
-        self.pos = pos
+        if isinstance(config, dict):
+            config = TransformerConfig(**config)
+        self.config = c = config
+        self.target_vocab_size = c.target_vocab_size
+        self.input_modality = c.input_modality
+        self.hidden_size = c.hidden_size
+        self.pos = c.pos
 
         policy = self.dtype_policy
-        kernel_init = make_initializer(initializer, initializer_gain)
+        kernel_init = make_initializer(c.initializer, c.initializer_gain)
         block_args = dict(
-            hidden_size=hidden_size,
-            filter_size=filter_size,
-            num_heads=num_heads,
-            key_channels=attention_key_channels,
-            value_channels=attention_value_channels,
-            ffn_layer=ffn_layer,
-            conv_first_kernel=conv_first_kernel,
-            attention_dropout=attention_dropout,
-            relu_dropout=relu_dropout,
-            layer_prepostprocess_dropout=layer_prepostprocess_dropout,
-            preprocess_sequence=layer_preprocess_sequence,
-            postprocess_sequence=layer_postprocess_sequence,
-            norm_type=norm_type,
-            norm_epsilon=norm_epsilon,
-            attention_dropout_broadcast_dims=attention_dropout_broadcast_dims,
-            relu_dropout_broadcast_dims=relu_dropout_broadcast_dims,
-            layer_prepostprocess_dropout_broadcast_dims=layer_prepostprocess_dropout_broadcast_dims,
+            hidden_size=c.hidden_size,
+            filter_size=c.filter_size,
+            num_heads=c.num_heads,
+            key_channels=c.attention_key_channels,
+            value_channels=c.attention_value_channels,
+            ffn_layer=c.ffn_layer,
+            conv_first_kernel=c.conv_first_kernel,
+            attention_dropout=c.attention_dropout,
+            relu_dropout=c.relu_dropout,
+            layer_prepostprocess_dropout=c.layer_prepostprocess_dropout,
+            preprocess_sequence=c.layer_preprocess_sequence,
+            postprocess_sequence=c.layer_postprocess_sequence,
+            norm_type=c.norm_type,
+            norm_epsilon=c.norm_epsilon,
+            attention_dropout_broadcast_dims=list(c.attention_dropout_broadcast_dims),
+            relu_dropout_broadcast_dims=list(c.relu_dropout_broadcast_dims),
+            layer_prepostprocess_dropout_broadcast_dims=list(
+                c.layer_prepostprocess_dropout_broadcast_dims
+            ),
             kernel_initializer=kernel_init,
             max_relative_position=(
-                max_relative_position if self_attention_type == "dot_product_relative" else 0
+                c.max_relative_position if c.self_attention_type == "dot_product_relative" else 0
             ),
             dtype=policy,
         )
@@ -249,9 +129,9 @@ class Transformer(keras.Model):
         def stack_end(name):
             # T2T ends each stack with layer_preprocess: the final norm.
             return LayerPrePostProcess(
-                layer_preprocess_sequence,
-                norm_type=norm_type,
-                norm_epsilon=norm_epsilon,
+                c.layer_preprocess_sequence,
+                norm_type=c.norm_type,
+                norm_epsilon=c.norm_epsilon,
                 dtype=policy,
                 name=name,
             )
@@ -259,60 +139,64 @@ class Transformer(keras.Model):
         def embedding_dropout(name):
             # T2T's input dropout is a plain tf.nn.dropout: no broadcast dims.
             return LayerPrePostProcess(
-                "d", dropout=layer_prepostprocess_dropout, dtype=policy, name=name
+                "d", dropout=c.layer_prepostprocess_dropout, dtype=policy, name=name
             )
 
-        scale = multiply_embedding_mode == "sqrt_depth"
+        scale = c.multiply_embedding_mode == "sqrt_depth"
         self.target_embedding = SymbolEmbedding(
-            target_vocab_size, hidden_size, scale, dtype=policy, name="target_embedding"
+            c.target_vocab_size, c.hidden_size, scale, dtype=policy, name="target_embedding"
         )
         self.softmax = (
             self.target_embedding
-            if shared_embedding_and_softmax_weights
-            else SymbolEmbedding(target_vocab_size, hidden_size, dtype=policy, name="softmax")
+            if c.shared_embedding_and_softmax_weights
+            else SymbolEmbedding(c.target_vocab_size, c.hidden_size, dtype=policy, name="softmax")
         )
         self.timing_signal = TimingSignal(dtype=policy, name="timing_signal")
 
-        if input_modality == "symbol":
+        if c.input_modality == "symbol":
             share_inputs = (
-                shared_embedding_and_softmax_weights and input_vocab_size == target_vocab_size
+                c.shared_embedding_and_softmax_weights and c.input_vocab_size == c.target_vocab_size
             )
             self.input_embedding = (
                 self.target_embedding
                 if share_inputs
                 else SymbolEmbedding(
-                    input_vocab_size, hidden_size, scale, dtype=policy, name="input_embedding"
+                    c.input_vocab_size, c.hidden_size, scale, dtype=policy, name="input_embedding"
                 )
             )
-        elif input_modality == "speech":
+        elif c.input_modality == "speech":
             self.speech_front_end = SpeechFrontEnd(
-                hidden_size, kernel_initializer=kernel_init, dtype=policy, name="speech_front_end"
+                c.hidden_size,
+                num_filters=c.speech_front_end_filters,
+                kernel_initializer=kernel_init,
+                dtype=policy,
+                name="speech_front_end",
             )
-        if input_modality is not None:
+        if c.input_modality is not None:
             self.encoder_dropout = embedding_dropout("encoder_input_dropout")
             self.encoder_layers = [
                 TransformerEncoderLayer(**block_args, name=f"encoder_layer_{i}")
-                for i in range(num_encoder_layers)
+                for i in range(c.num_encoder_layers)
             ]
             self.encoder_norm = stack_end("encoder_norm")
         self.ctc_projection = None
-        if ctc_head:
+        if c.ctc_head:
             self.ctc_projection = keras.layers.Dense(
-                target_vocab_size,
+                c.target_vocab_size,
                 kernel_initializer=kernel_init,
                 dtype=policy,
                 name="ctc_projection",
             )
             # Built now so checkpoints hold it even before the first CTC step.
-            self.ctc_projection.build((None, None, hidden_size))
+            self.ctc_projection.build((None, None, c.hidden_size))
         self.decoder_dropout = embedding_dropout("decoder_input_dropout")
         self.decoder_layers = [
             TransformerDecoderLayer(
                 **block_args,
-                has_encoder_attention=input_modality is not None,
+                has_encoder_attention=c.input_modality is not None,
                 name=f"decoder_layer_{i}",
             )
-            for i in range(num_decoder_layers)
+            for i in range(c.num_decoder_layers)
         ]
         self.decoder_norm = stack_end("decoder_norm")
 
@@ -327,52 +211,16 @@ class Transformer(keras.Model):
         **kwargs,
     ) -> Transformer:
         """Builds the model T2T's hparams describe (reads `MODEL_HPARAMS`)."""
-        if hparams.activation_dtype not in _DTYPE_POLICIES:
-            raise ValueError(
-                f"hparam 'activation_dtype' must be one of {', '.join(_DTYPE_POLICIES)}, "
-                f"got {hparams.activation_dtype!r}."
-            )
-        policy = _DTYPE_POLICIES[hparams.activation_dtype]
+        policy = dtype_policy(hparams)
         if policy is not None:
             kwargs.setdefault("dtype", policy)
-        layers = hparams.num_hidden_layers
-        return cls(
-            target_vocab_size=target_vocab_size,
+        config = TransformerConfig.from_hparams(
+            hparams,
             input_modality=input_modality,
+            target_vocab_size=target_vocab_size,
             input_vocab_size=input_vocab_size,
-            hidden_size=hparams.hidden_size,
-            filter_size=hparams.filter_size,
-            num_heads=hparams.num_heads,
-            num_encoder_layers=hparams.num_encoder_layers or layers,
-            num_decoder_layers=hparams.num_decoder_layers or layers,
-            attention_key_channels=hparams.attention_key_channels,
-            attention_value_channels=hparams.attention_value_channels,
-            ffn_layer=hparams.ffn_layer,
-            conv_first_kernel=hparams.conv_first_kernel,
-            attention_dropout=hparams.attention_dropout,
-            relu_dropout=hparams.relu_dropout,
-            layer_prepostprocess_dropout=hparams.layer_prepostprocess_dropout,
-            attention_dropout_broadcast_dims=parse_broadcast_dims(
-                hparams.attention_dropout_broadcast_dims
-            ),
-            relu_dropout_broadcast_dims=parse_broadcast_dims(hparams.relu_dropout_broadcast_dims),
-            layer_prepostprocess_dropout_broadcast_dims=parse_broadcast_dims(
-                hparams.layer_prepostprocess_dropout_broadcast_dims
-            ),
-            layer_preprocess_sequence=hparams.layer_preprocess_sequence,
-            layer_postprocess_sequence=hparams.layer_postprocess_sequence,
-            norm_type=hparams.norm_type,
-            norm_epsilon=hparams.norm_epsilon,
-            pos=hparams.pos,
-            self_attention_type=hparams.self_attention_type,
-            max_relative_position=hparams.max_relative_position,
-            shared_embedding_and_softmax_weights=hparams.shared_embedding_and_softmax_weights,
-            multiply_embedding_mode=hparams.multiply_embedding_mode,
-            initializer=hparams.initializer,
-            initializer_gain=hparams.initializer_gain,
-            ctc_head=hparams.ctc_loss_weight > 0,
-            **kwargs,
         )
+        return cls(config, **kwargs)
 
     def build(self, features_shape=None):
         """Creates every weight, so the model is whole before its first call.
@@ -589,10 +437,5 @@ class Transformer(keras.Model):
 
     def get_config(self):
         config = super().get_config()
-        config.update(
-            {
-                key: list(value) if isinstance(value, tuple) else value
-                for key, value in self._config.items()
-            }
-        )
+        config["config"] = self.config.to_dict()
         return config

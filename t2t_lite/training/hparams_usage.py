@@ -13,7 +13,7 @@ from t2t_lite import registry
 from t2t_lite.data.pipeline import PIPELINE_HPARAMS
 from t2t_lite.data.problem import Problem
 from t2t_lite.hparam import HParams
-from t2t_lite.models.transformer import MODEL_HPARAMS
+from t2t_lite.models.transformer_config import MODEL_HPARAMS
 from t2t_lite.training.learning_rate import FACTOR_HPARAMS, SCHEDULE_HPARAMS, parse_schedule
 from t2t_lite.training.optimizers import OPTIMIZER_HPARAMS, optimizer_name
 from t2t_lite.training.train_step import STEP_HPARAMS

@@ -7,7 +7,8 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite import registry
-from t2t_lite.models.transformer import MODEL_HPARAMS, Transformer
+from t2t_lite.models.transformer import Transformer
+from t2t_lite.models.transformer_config import MODEL_HPARAMS, TransformerConfig
 from t2t_lite.training.losses import padded_cross_entropy
 
 VOCAB = 12
@@ -273,7 +274,7 @@ def test_ctc_head_gives_per_frame_logits_and_the_same_decoder_logits():
     with pytest.raises(ValueError, match="ctc_head=True"):
         make_model("speech").call_with_ctc(features)
     with pytest.raises(ValueError, match="decoder-only model has no encoder"):
-        Transformer(10, input_modality=None, ctc_head=True)
+        TransformerConfig(10, input_modality=None, ctc_head=True)
 
 
 def test_librispeech_v2_has_t2t_shape_and_parameter_count():
@@ -314,9 +315,9 @@ def test_from_hparams_reads_every_model_hparam():
 
 def test_bad_arguments_are_rejected():
     with pytest.raises(ValueError, match="unknown input_modality 'image'"):
-        Transformer(10, input_modality="image")
+        TransformerConfig(10, input_modality="image")
     with pytest.raises(ValueError, match="needs input_vocab_size"):
-        Transformer(10, input_modality="symbol")
+        TransformerConfig(10, input_modality="symbol")
     with pytest.raises(ValueError, match="hparam 'activation_dtype'"):
         make_model("symbol", activation_dtype="int8")
     with pytest.raises(ValueError, match="unknown initializer"):

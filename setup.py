@@ -73,6 +73,9 @@ setup(
             "sentencepiece>=0.2",
             "jiwer>=3.0",
             "sacrebleu>=2.4",
+            # The layers and the model also run on Keras' JAX backend
+            # (tests/models/test_jax_backend.py).
+            "jax>=0.4.30",
         ],
     },
     entry_points={

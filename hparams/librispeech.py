@@ -104,7 +104,8 @@ def transformer_speech_small() -> HParams:
     """A small speech model that trains on two CPU cores in minutes.
 
     Sized for the built-in spoken corpus (utterances of 2-12 words): 128
-    hidden, 4 encoder and 2 decoder layers, conv_relu_conv FFNs as in v2.
+    hidden, 4 encoder and 2 decoder layers, conv_relu_conv FFNs as in v2, a
+    front end of 64 channels, and mild SpecAugment for unheard voices.
     Two departures from T2T's recipe make it learn in a few thousand steps
     (measured on `spoken_synth`; README "Hparams sets"): a lower peak
     learning rate (constant 0.5: 2e-3 at step 500, where T2T's 2.0 gives
@@ -133,4 +134,17 @@ def transformer_speech_small() -> HParams:
     hparams.learning_rate_warmup_steps = 500
     hparams.learning_rate_constant = 0.5
     hparams.ctc_loss_weight = 0.3
+    # Mild SpecAugment (Park et al. 2019; its LibriSpeech policies use 2 masks
+    # of up to 27 bins and 100 frames): 2 frequency masks of up to 15 of the
+    # 80 bins and 2 time masks of up to 20 frames (at most 20% of the
+    # utterance). It slows the dev loss but carries over to an unheard voice:
+    # held-out WER 3.2% instead of 5.1% after 3,000 steps (README).
+    for name, value in (
+        ("specaugment_freq_masks", 2),
+        ("specaugment_freq_mask_width", 15),
+        ("specaugment_time_masks", 2),
+        ("specaugment_time_mask_width", 20),
+        ("specaugment_time_mask_max_fraction", 0.2),
+    ):
+        hparams.add_hparam(name, value)
     return hparams

@@ -3,7 +3,7 @@
 `transformer_base` is T2T's `transformer_base` (= its `transformer_base_v3`)
 restricted to the hparams t2t-lite implements: T2T's `basic_params1` carries
 dozens of keys for models t2t-lite does not have (video, MoE, ...), and a key
-nothing reads is a trap (DESIGN: "an hparam that nothing reads is reported").
+nothing reads is a trap (docs/design.md, "Deliberate differences from T2T").
 """
 
 from t2t_lite import registry

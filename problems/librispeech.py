@@ -46,7 +46,9 @@ import numpy as np
 from t2t_lite import registry
 from t2t_lite.data import librispeech_reader, shards
 from t2t_lite.data.audio_io import from_int16_pcm
+from t2t_lite.data.download import download
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError, SplitReport
+from t2t_lite.data.safe_tar import safe_extract_tar
 from t2t_lite.data.speech_problem import SpeechRecognitionProblem, Utterance
 from t2t_lite.data.text_encoders import SentencePieceEncoder, TextEncoder, train_sentencepiece
 
@@ -135,7 +137,7 @@ class Librispeech(SpeechRecognitionProblem):
             f"download {subset}.tar.gz from openslr.org/12 into {tmp_dir} yourself, "
             f"or set {URL_ENV} to a mirror, then run again"
         )
-        return librispeech_reader.download(url, archive, expected_size=expected, advice=advice)
+        return download(url, archive, expected_size=expected, advice=advice)
 
     def locate_subset(self, subset: str, tmp_dir: str) -> str:
         """Makes `subset` readable; returns how: "tree" (in tmp_dir) or "tfds".
@@ -154,7 +156,7 @@ class Librispeech(SpeechRecognitionProblem):
             if self._tfds_enabled():
                 return _TFDS
             self._fetch_tarball(subset, tmp_dir)
-        librispeech_reader.safe_extract_tar(archive, tmp_dir)
+        safe_extract_tar(archive, tmp_dir)
         if not librispeech_reader.find_subset_dir(tmp_dir, subset):
             raise DataError(
                 f"{archive} has no LibriSpeech/{subset}/ directory; it is not "

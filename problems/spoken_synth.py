@@ -30,13 +30,13 @@ from collections.abc import Iterator
 from absl import logging
 
 from t2t_lite import registry
-from t2t_lite.data import spoken_corpus
+from t2t_lite.data import spoken_corpus, spoken_plan
 from t2t_lite.data.espeak import EspeakError
 from t2t_lite.data.librispeech_reader import read_librispeech_tree
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError, SplitReport
 from t2t_lite.data.speech_problem import SpeechRecognitionProblem, Utterance
 
-LONG = spoken_corpus.LONG  # the split of long recordings (consecutive test utterances)
+LONG = spoken_plan.LONG  # the split of long recordings (consecutive test utterances)
 
 
 @registry.register_problem
@@ -59,15 +59,15 @@ class SpokenSynth(SpeechRecognitionProblem):
 
     split_sizes: dict[str, int] = {TRAIN: 5000, EVAL: 200, TEST: 200}
     num_shards = {TRAIN: 4, EVAL: 1, TEST: 1, LONG: 1}
-    train_voices: tuple[str, ...] = spoken_corpus.TRAIN_VOICES
-    test_voices: tuple[str, ...] = spoken_corpus.TEST_VOICES
+    train_voices: tuple[str, ...] = spoken_plan.TRAIN_VOICES
+    test_voices: tuple[str, ...] = spoken_plan.TEST_VOICES
     corpus_seed: int = 1234
     long_duration_s: tuple[float, float] = (20.0, 120.0)
     num_workers: int | None = None
 
-    def corpus_config(self) -> spoken_corpus.CorpusConfig:
+    def corpus_config(self) -> spoken_plan.CorpusConfig:
         """The parameters of this problem's corpus (stored in the tree's marker)."""
-        return spoken_corpus.CorpusConfig(
+        return spoken_plan.CorpusConfig(
             split_sizes=dict(self.split_sizes),
             train_voices=tuple(self.train_voices),
             test_voices=tuple(self.test_voices),

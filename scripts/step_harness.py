@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite import registry
-from t2t_lite.data.problem import dummy_batch
+from t2t_lite.models.build import build_model
 from t2t_lite.training.learning_rate import T2TSchedule
 from t2t_lite.training.optimizers import make_optimizer
 from t2t_lite.training.train_step import StepSettings, make_replica_step
@@ -32,8 +31,7 @@ def synthetic_batch(problem, hparams, shape: dict) -> dict:
 
 def training_step(problem, hparams, jit_compile: bool):
     """The trainer's replica step (model, optimizer, loss) for `hparams`, as a tf.function."""
-    model = registry.model("transformer").from_hparams(hparams, **problem.model_kwargs(""))
-    model(dummy_batch(problem.batch_spec(hparams)))
+    model = build_model(problem, hparams)
     optimizer = make_optimizer(hparams, T2TSchedule.from_hparams(hparams))
     optimizer.build(model.trainable_variables)
     settings = StepSettings(

@@ -319,3 +319,15 @@ def create_hparams(hparams_set: str, overrides: str = "", problem=None) -> HPara
     if problem is not None:
         problem.add_hparams(hparams)
     return hparams.parse(overrides)
+
+
+def _check_hparams_set(name: str, function, value) -> None:
+    if not isinstance(value, HParams):
+        where = f"{function.__module__}.{function.__qualname__}"
+        raise registry.RegistryError(
+            f"hparams set '{name}' ({where}) returned {type(value).__name__}, not HParams; "
+            "make it return the HParams it builds."
+        )
+
+
+registry.check_hparams_sets_with(_check_hparams_set)

@@ -16,7 +16,10 @@ Like Tensor2Tensor's `utils/registry.py`, but small and strict:
 
 Names default to the snake_case of the class or function name. Registering a
 taken name is an error, and so is looking up an unknown name; that error names
-the closest registered names. The built-in problems, hparams sets and models
+the closest registered names. As in T2T, a registered problem class learns its
+name (`registered_name`, which `Problem.name` returns, and which subclasses
+inherit), and an hparams set must return an `HParams` (checked at lookup by
+the check `hparam.py` installs). The built-in problems, hparams sets and models
 are imported on the first lookup or listing, so `import t2t_lite` stays cheap.
 """
 
@@ -67,13 +70,21 @@ class Registry:
         kind: what the registry holds, used in messages ("problem", ...).
         builtin_modules: modules imported on first use so that their
             decorators register t2t-lite's own entries.
+        on_set: called as `on_set(name, obj)` after each registration
+            (T2T's `on_set` hook).
     """
 
-    def __init__(self, kind: str, builtin_modules: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        kind: str,
+        builtin_modules: tuple[str, ...] = (),
+        on_set: Callable[[str, Any], None] | None = None,
+    ):
         self.kind = kind
         self._builtin_modules = builtin_modules
         self._builtins_loaded = not builtin_modules
         self._entries: dict[str, Any] = {}
+        self._on_set = on_set
 
     def register(self, obj_or_name: Any = None) -> Any:
         """Decorator: `@reg.register`, `@reg.register()` or `@reg.register("name")`."""
@@ -97,6 +108,8 @@ class Registry:
                 "give the new one another name."
             )
         self._entries[name] = obj
+        if self._on_set is not None:
+            self._on_set(name, obj)
 
     def _load_builtins(self) -> None:
         # Set first: the imported modules call back into `register`, and a
@@ -131,7 +144,13 @@ class Registry:
         return name in self._entries
 
 
-_PROBLEMS = Registry("problem", _BUILTIN_MODULES["problem"])
+def _name_the_problem(name: str, problem_class: Any) -> None:
+    # T2T's `_on_problem_set`: the class answers to the name it was registered
+    # under, even one that is not its snake_case.
+    problem_class.registered_name = name
+
+
+_PROBLEMS = Registry("problem", _BUILTIN_MODULES["problem"], on_set=_name_the_problem)
 _HPARAMS = Registry("hparams set", _BUILTIN_MODULES["hparams set"])
 _MODELS = Registry("model", _BUILTIN_MODULES["model"])
 
@@ -145,9 +164,24 @@ def problem(name: str) -> Any:
     return _PROBLEMS.get(name)()
 
 
+# Set by `t2t_lite.hparam` (which imports this module, so it cannot be
+# imported here): raises if an hparams set returned something else.
+_hparams_check: Callable[[str, Any, Any], None] | None = None
+
+
+def check_hparams_sets_with(check: Callable[[str, Any, Any], None]) -> None:
+    """Installs `check(name, function, value)`, run on every `hparams(name)` result."""
+    global _hparams_check
+    _hparams_check = check
+
+
 def hparams(name: str) -> Any:
     """Returns a fresh `HParams` from the hparams set registered as `name`."""
-    return _HPARAMS.get(name)()
+    function = _HPARAMS.get(name)
+    value = function()
+    if _hparams_check is not None:
+        _hparams_check(name, function, value)
+    return value
 
 
 def model(name: str) -> Callable[..., Any]:

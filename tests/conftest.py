@@ -4,6 +4,8 @@ import http.server
 import threading
 
 import pytest
+import tensorflow as tf
+from keras import ops
 
 
 class FileServer:
@@ -64,3 +66,64 @@ class FileServer:
 def file_server():
     """`FileServer`, for tests that download from 127.0.0.1 (never the internet)."""
     return FileServer
+
+
+def greedy_decode(
+    model, features: dict, decode_length: int, use_cache: bool = True, batch_size=None
+):
+    """Greedy decoding until every sequence emits EOS or `decode_length` tokens:
+    the simplest search over `model`'s decode cache, the reference that the
+    cached path (`use_cache=True`) and beam search with one beam must equal.
+
+    Args:
+        model: a `Transformer`.
+        features: the inputs (ignored for a decoder-only model).
+        decode_length: static maximum number of output tokens.
+        use_cache: True for cached incremental decoding; False recomputes
+            the decoder over the whole prefix at every step (reference).
+        batch_size: needed only for a decoder-only model.
+
+    Returns:
+        int32 `[batch, decode_length]`: tokens up to and including EOS,
+        then 0 (padding).
+    """
+    if use_cache:
+        state = model.initial_decode_cache(features, decode_length, batch_size)
+        batch_size = ops.shape(state["layer_0"]["self_attention"])[0]
+    else:
+        memory, memory_mask = (None, None)
+        if model.has_inputs:
+            memory, memory_mask = model.encode(features, training=False)
+            batch_size = ops.shape(memory)[0]
+        state = {}
+
+    def body(step, previous, ids, finished, state):
+        if use_cache:
+            logits, state = model.decode_step(previous, step, state)
+        else:
+            logits = model.decode(ids, memory, memory_mask, training=False)[:, step]
+        next_ids = ops.cast(ops.argmax(logits, axis=-1), "int32")
+        next_ids = ops.where(finished, 0, next_ids)  # padding
+        column = ops.cast(ops.arange(decode_length) == step, "int32")[None, :]
+        ids = ids + column * next_ids[:, None]
+        finished = ops.logical_or(finished, next_ids == 1)  # EOS
+        return step + 1, next_ids, ids, finished, state
+
+    def cond(step, previous, ids, finished, state):
+        return ops.logical_and(step < decode_length, ops.logical_not(ops.all(finished)))
+
+    loop_vars = (
+        tf.constant(0, tf.int32),
+        tf.zeros([batch_size], tf.int32),
+        tf.zeros([batch_size, decode_length], tf.int32),
+        tf.zeros([batch_size], tf.bool),
+        state,
+    )
+    _, _, ids, _, _ = tf.while_loop(cond, body, loop_vars)
+    return ids
+
+
+@pytest.fixture(name="greedy_decode")
+def greedy_decode_fixture():
+    """`greedy_decode(model, features, decode_length, use_cache=True, batch_size=None)`."""
+    return greedy_decode

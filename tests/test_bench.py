@@ -1,9 +1,10 @@
 """The benchmark suite (`scripts/bench.py`): it runs at its smallest size, so it cannot rot.
 
-Speed is never asserted here (DESIGN.md): only that every comparison ran,
-every installed contender was measured in every repetition, and the report
-and JSON are complete. Peers that are not installed (the `bench` extra) are
-reported as skipped, and must really be missing.
+Speed is never asserted here (docs/design.md, "Tests and benchmarks"): only
+that every comparison ran, every installed contender was measured in every
+repetition, and the report and JSON are complete. Peers that are not
+installed (the `bench` extra) are reported as skipped, and must really be
+missing.
 """
 
 import importlib.util

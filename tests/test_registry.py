@@ -98,3 +98,45 @@ def test_help_string_has_every_kind():
     text = registry.help_string()
     assert "Problems:" in text and "Models:" in text and "HParams sets:" in text
     assert "  transformer_librispeech_v2" in text
+
+
+def test_a_problem_registered_under_a_name_answers_to_it():
+    from t2t_lite.data.problem import Problem
+
+    reg = Registry("problem", on_set=registry._name_the_problem)
+
+    @reg.register("custom_speech")
+    class SomeSpeechTask(Problem):
+        pass
+
+    class Smaller(SomeSpeechTask):  # a test's smaller copy: the same data files
+        pass
+
+    class Unregistered(Problem):
+        pass
+
+    assert SomeSpeechTask().name == "custom_speech"
+    assert Smaller().name == "custom_speech"
+    assert Unregistered().name == "unregistered"
+    assert registry.problem("spoken_synth").name == "spoken_synth"
+
+
+def test_an_hparams_set_must_return_hparams(monkeypatch):
+    def returns_a_dict():
+        return {"hidden_size": 64}
+
+    builtin = registry._HPARAMS.get
+    monkeypatch.setattr(
+        registry._HPARAMS,
+        "get",
+        lambda name: returns_a_dict if name == "dict_set" else builtin(name),
+    )
+    with pytest.raises(RegistryError) as info:
+        registry.hparams("dict_set")
+    message = str(info.value)
+    assert message.startswith("hparams set 'dict_set' (")
+    assert message.endswith(
+        ".test_an_hparams_set_must_return_hparams.<locals>.returns_a_dict) returned dict, "
+        "not HParams; make it return the HParams it builds."
+    )
+    assert registry.hparams("transformer_base").hidden_size == 512

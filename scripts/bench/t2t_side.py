@@ -20,9 +20,10 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite import registry
+from t2t_lite.data.text_encoders import EOS_ID
 from t2t_lite.decoding.beam_search import beam_search
 from t2t_lite.decoding.decode import BatchDecoder, decode_hparams
-from t2t_lite.models.transformer import EOS_ID, Transformer
+from t2t_lite.models.transformer import Transformer
 from t2t_lite.training.optimizers import make_optimizer
 from t2t_lite.training.train_step import StepSettings, make_replica_step, make_train_loop
 

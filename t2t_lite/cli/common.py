@@ -17,7 +17,7 @@ from t2t_lite import registry, usr_dir
 from t2t_lite.data import shards
 from t2t_lite.data.problem import DataError
 from t2t_lite.hparam import HParams, HParamsError, create_hparams
-from t2t_lite.training.run_dir import ResumeError
+from t2t_lite.run_dir import ResumeError
 
 FLAGS = flags.FLAGS
 
@@ -88,11 +88,12 @@ def overridden_hparams() -> set[str]:
     return set(HParams().parse_names(FLAGS.hparams))
 
 
-def warn_unread_hparams(hparams: HParams, problem=None) -> None:
+def warn_unread_hparams(hparams: HParams, problem=None, model_name: str = "transformer") -> None:
     """Warns, naming each, about hparams set on purpose that nothing reads."""
     from t2t_lite.training.hparams_usage import unread_settings
 
-    for name, why in unread_settings(hparams, problem, overridden_hparams()).items():
+    overridden = overridden_hparams()
+    for name, why in unread_settings(hparams, problem, overridden, model_name).items():
         logging.warning("hparam %s=%r is not used: %s.", name, hparams.get(name), why)
         print(f"{program_name()}: warning: hparam {name} is not used: {why}.", file=sys.stderr)
 
@@ -137,15 +138,6 @@ def damaged_data_error(problem, data_dir: str, splits, error) -> CliError:
         path, reason = damaged
         return CliError(f"{path} is damaged ({reason}); {fix}")
     return CliError(f"reading the {problem.name} data in {data_dir} failed ({reason}); {fix}")
-
-
-def not_implemented(what: str, issue: str) -> int:
-    """Says in one line that `what` is not built yet; returns the exit status."""
-    print(
-        f"{program_name()}: {what} is not implemented yet ({issue}); nothing was run.",
-        file=sys.stderr,
-    )
-    return 2
 
 
 def run(main: Callable[[list[str]], int | None]) -> None:

@@ -37,8 +37,8 @@ from t2t_lite.decoding.inputs import (
     waveform_batches,
 )
 from t2t_lite.decoding.trained_model import CheckpointNotFoundError, load_trained_model
+from t2t_lite.run_dir import write_atomically
 from t2t_lite.serving.serving_module import WaveformTranscriber
-from t2t_lite.training.run_dir import write_atomically
 
 if "decode_hparams" not in flags.FLAGS:  # the trainer defines it too
     flags.DEFINE_string("decode_hparams", "", 'Decode settings: "beam_size=4,alpha=0.6,...".')
@@ -126,8 +126,7 @@ def _decode_split(problem, hparams, decoder, decode_hp) -> str:
     references = [d["reference"] for d in decoded]
     write_atomically(target, "\n".join(_lines_out(decoded, decode_hp.return_beams)) + "\n")
     write_atomically(target + ".targets", "\n".join(references) + "\n")
-    metrics = [m for m in problem.eval_metrics if m in scoring.DECODE_METRICS]
-    scores = scoring.score(metrics + ["sequence_accuracy"], hypotheses, references)
+    scores = scoring.score(scoring.decode_metrics(problem), hypotheses, references)
     scores["examples"] = len(decoded)
     write_atomically(target + ".metrics.json", json.dumps(scores, indent=2, sort_keys=True))
     summary = ", ".join(

@@ -21,11 +21,10 @@ import sys
 import tensorflow as tf
 from absl import flags
 
-from t2t_lite import registry, usr_dir
+from t2t_lite import registry, run_dir, usr_dir
 from t2t_lite.cli import common
 from t2t_lite.decoding.decode import decode_hparams
 from t2t_lite.serving import export
-from t2t_lite.training import run_dir
 
 FLAGS = flags.FLAGS
 

@@ -12,12 +12,12 @@ import time
 import tensorflow as tf
 from absl import flags, logging
 
-from t2t_lite import registry
+from t2t_lite import registry, run_dir
 from t2t_lite.cli import common
 from t2t_lite.data import shards
 from t2t_lite.data.problem import EVAL, TRAIN
+from t2t_lite.decoding.evaluation import DecodeEvaluator
 from t2t_lite.hparam import HParams
-from t2t_lite.training import run_dir
 from t2t_lite.training import strategy as strategies
 from t2t_lite.training.trainer import Trainer, TrainerConfig, TrainingError
 
@@ -48,7 +48,20 @@ if "decode_hparams" not in flags.FLAGS:  # the decoder's flag, when both are imp
 FLAGS = flags.FLAGS
 
 
-def _config(hparams: HParams, strategy) -> TrainerConfig:
+def _eval_decoder_factory(problem, hparams: HParams):
+    """What the trainer decodes at each evaluation (None: no decoding metrics)."""
+    if not problem.has_inputs or FLAGS.eval_decode_examples <= 0:
+        return None
+    return DecodeEvaluator.factory(
+        hparams=hparams,
+        problem=problem,
+        data_dir=FLAGS.data_dir,
+        decode_overrides=FLAGS.decode_hparams,
+        max_examples=FLAGS.eval_decode_examples,
+    )
+
+
+def _config(strategy) -> TrainerConfig:
     static = FLAGS.static_shapes
     if static is None:
         static = FLAGS.xla_compile or strategies.is_tpu(strategy)
@@ -57,13 +70,10 @@ def _config(hparams: HParams, strategy) -> TrainerConfig:
         data_dir=FLAGS.data_dir,
         train_steps=FLAGS.train_steps,
         eval_steps=FLAGS.eval_steps,
-        local_eval_frequency=FLAGS.local_eval_frequency,
         save_checkpoints_steps=FLAGS.save_checkpoints_steps,
         keep_checkpoint_max=FLAGS.keep_checkpoint_max,
         iterations_per_loop=FLAGS.iterations_per_loop,
         log_step_count_steps=FLAGS.log_step_count_steps,
-        eval_decode_examples=FLAGS.eval_decode_examples,
-        eval_decode_hparams=FLAGS.decode_hparams,
         xla_compile=FLAGS.xla_compile,
         static_shapes=static,
         random_seed=FLAGS.random_seed,
@@ -122,9 +132,16 @@ def main(argv: list[str]) -> int:
     if strategies.is_chief(strategy):
         run_dir.save_or_check_hparams(FLAGS.output_dir, hparams)
         run_dir.save_flags(FLAGS.output_dir, common.flag_values())
-    common.warn_unread_hparams(hparams, problem)
+    common.warn_unread_hparams(hparams, problem, model_name)
     try:
-        trainer = Trainer(problem, hparams, model_name, _config(hparams, strategy), strategy)
+        trainer = Trainer(
+            problem,
+            hparams,
+            model_name,
+            _config(strategy),
+            strategy,
+            make_eval_decoder=_eval_decoder_factory(problem, hparams),
+        )
     except ValueError as error:  # hparams or decode hparams the model cannot honour
         raise common.CliError(str(error)) from error
     start = time.time()

@@ -2,7 +2,7 @@
 
 These run inside `tf.data` maps, `tf.function`s and XLA (`jit_compile=True`),
 so the input pipeline can run on a TPU host and the exported SavedModel can
-featurize raw waveforms itself (DESIGN.md, "Data flow").
+featurize raw waveforms itself (docs/design.md, "Data flow").
 
 `compute_mel_filterbank_features` and `add_delta_deltas` keep Tensor2Tensor's
 signatures and numerics (`tensor2tensor/layers/common_audio.py`) with two
@@ -62,8 +62,8 @@ def num_feature_frames(
       An int32 tensor shaped like `waveform_lengths`.
 
     Example:
-      >>> num_feature_frames(tf.constant([16000, 1]))  # doctest: +SKIP
-      <tf.Tensor: ... numpy=array([100,   0], dtype=int32)>
+      >>> num_feature_frames(tf.constant([16000, 1])).numpy()
+      array([100,   0], dtype=int32)
     """
     lengths = tf.cast(waveform_lengths, tf.int32)
     if preemphasis > 0:

@@ -1,9 +1,9 @@
 """Reading, resampling and writing audio files (FLAC and WAV) with NumPy.
 
 Everything downstream of datagen expects one convention: float32 mono samples
-in [-1, 1] at 16 kHz, stored as int16 PCM (DESIGN.md, "Data flow"). This module
-is the only place that talks to audio files, so that convention is enforced
-here and bad files turn into one clear `AudioError`.
+in [-1, 1] at 16 kHz, stored as int16 PCM (docs/design.md, "Data flow"). This
+module is the only place that talks to audio files, so that convention is
+enforced here and bad files turn into one clear `AudioError`.
 
 Integer PCM is scaled by 1/32767 (not 1/32768) in both directions, as
 Tensor2Tensor's `AudioEncoder` does, so a 16-bit file survives
@@ -127,7 +127,7 @@ def read_audio(path: str | os.PathLike, sample_rate: int = SAMPLE_RATE) -> np.nd
 
     Example:
       >>> waveform = read_audio("1089-134691-0000.flac")  # doctest: +SKIP
-      >>> waveform.dtype, waveform.shape
+      >>> waveform.dtype, waveform.shape  # doctest: +SKIP
       (dtype('float32'), (33440,))
     """
     path = os.fspath(path)

@@ -16,9 +16,16 @@ that is. The trainer logs the report once and writes it to
 `length_report.json` in its output_dir, beside `eval_results.jsonl`.
 
 Example:
-    >>> report = run_lengths_report(problem, hparams, data_dir, static=False)
+    >>> from t2t_lite import registry
+    >>> limits = active_limits(registry.hparams("transformer_librispeech"), TRAIN, static=False)
+    >>> limits
+    {'max_input_seq_length': 3600, 'max_target_seq_length': 900, 'max_length': 288000}
+    >>> lengths = {"inputs": 3700, "targets": 50, "batch": 3700 * 80}  # a 37 s utterance
+    >>> [(reason, bool(within)) for reason, within in length_checks(lengths, limits)]
+    [('max_input_seq_length', False), ('max_target_seq_length', True), ('max_length', False)]
+    >>> report = run_lengths_report(problem, hparams, data_dir, static=False)  # doctest: +SKIP
     >>> print(describe(report))  # doctest: +SKIP
-    lengths kept (max_input_seq_length=3600, max_target_seq_length=900, ...):
+    example lengths, with limits max_input_seq_length=3,600, max_target_seq_length=900, ...:
       train: all 281,241 examples (961.1 h)
       dev: all 5,567 examples (10.7 h)
 """

@@ -1,11 +1,12 @@
-"""Raw LibriSpeech-layout data: reading a tree, extracting tarballs, downloading.
+"""Reading a LibriSpeech-layout tree of transcripts and audio.
 
 A LibriSpeech tree is `LibriSpeech/<subset>/<speaker>/<chapter>/` directories,
 each with `<speaker>-<chapter>.trans.txt` (lines `UTTERANCE-ID WORDS...`) and
 one `<utterance-id>.flac` per line. OpenSLR ships each subset as a tarball
-whose members are `LibriSpeech/<subset>/...`. Nothing here knows about
-problems or splits, so any corpus written in this layout (the built-in
-spoken corpus too) reuses it:
+whose members are `LibriSpeech/<subset>/...` (fetched with
+`t2t_lite.data.download`, unpacked with `t2t_lite.data.safe_tar`). Nothing
+here knows about problems or splits, so any corpus written in this layout
+(the built-in spoken corpus too) reuses it:
 
     report = SplitReport()
     for utterance in read_librispeech_tree("/raw", ["test-clean"], report):
@@ -23,15 +24,9 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
-import http.client
 import os
-import shutil
 import sys
-import tarfile
-import tempfile
-import urllib.error
-import urllib.request
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import soundfile
 
@@ -57,9 +52,6 @@ _TASKS_PER_WORKER = 8  # read-ahead window, bounds the decoded audio held in mem
 
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-# -- reading a tree -------------------------------------------------------------------
 
 
 def librispeech_dir(root: str | os.PathLike) -> str:
@@ -167,7 +159,7 @@ def list_utterances(
 
     Example:
       >>> items = list_utterances("/raw", ["test-clean"], SplitReport())  # doctest: +SKIP
-      >>> items[0]
+      >>> items[0]  # doctest: +SKIP
       ('1089-134691-0000', '/raw/LibriSpeech/test-clean/...', 'HE COULD WAIT NO LONGER')
     """
     items: list[tuple[str, str, str]] = []
@@ -284,269 +276,3 @@ def read_librispeech_tree(
             continue
         yield Utterance(utterance_id=utterance_id, waveform=waveform, transcript=transcript)
     _log(f"{label}: {total}/{total} audio files read")
-
-
-# -- safe extraction ------------------------------------------------------------------
-
-
-def _escapes(path: str) -> bool:
-    """True if a relative archive path is absolute or has a `..` component."""
-    parts = path.replace("\\", "/").split("/")
-    return path.startswith(("/", "\\")) or os.path.isabs(path) or ".." in parts
-
-
-def _check_members(archive: str, members: Iterable[tarfile.TarInfo]) -> None:
-    """Raises DataError for the first member that could write outside the target.
-
-    Lexical checks are exact only if no write goes through a symlink and no
-    link target climbs with `..`, so both are refused too: a link `a -> .`
-    makes the lexically harmless `a/../x` land outside. LibriSpeech archives
-    hold only plain files and directories.
-    """
-    symlinks: set[str] = set()
-    for member in members:
-        name = member.name.rstrip("/")
-        why = None
-        parents = name.split("/")
-        if _escapes(member.name):
-            why = "has an absolute path or a '..' component"
-        elif any("/".join(parents[:i]) in symlinks for i in range(1, len(parents))):
-            why = "is written through a symbolic link"
-        elif member.issym() or member.islnk():
-            if _escapes(member.linkname):
-                why = f"links to {member.linkname!r}, outside the archive"
-            elif member.issym():
-                symlinks.add(name)
-        elif not (member.isreg() or member.isdir()):
-            why = "is a device, FIFO or other special file"
-        if why:
-            raise DataError(
-                f"Refusing to extract {archive}: member {member.name!r} {why}; the "
-                "archive is damaged or malicious, delete it and download it again."
-            )
-
-
-def _merge_into(source: str, destination: str) -> None:
-    """Moves the tree `source` into `destination`, merging existing directories.
-
-    Whole new subtrees move with one rename (same filesystem); files that
-    exist already (LibriSpeech/README.TXT is in every tarball) are replaced.
-    An existing symlink to a directory (a user's `LibriSpeech -> /corpora/...`)
-    is merged into, not replaced. A file where a directory is (or the other
-    way round) is an error rather than a deletion.
-    """
-    for name in sorted(os.listdir(source)):
-        source_path = os.path.join(source, name)
-        destination_path = os.path.join(destination, name)
-        source_is_dir = os.path.isdir(source_path) and not os.path.islink(source_path)
-        if source_is_dir and os.path.isdir(destination_path):
-            _merge_into(source_path, destination_path)
-        elif source_is_dir == os.path.isdir(destination_path) or not os.path.lexists(
-            destination_path
-        ):
-            os.replace(source_path, destination_path)
-        else:
-            raise DataError(
-                f"Cannot extract {name!r} into {destination}: a "
-                f"{'directory' if source_is_dir else 'file'} in the archive would replace "
-                f"the existing {'file' if source_is_dir else 'directory'} {destination_path}; "
-                "move that away and run again."
-            )
-
-
-def safe_extract_tar(archive: str | os.PathLike, target_dir: str | os.PathLike) -> None:
-    """Extracts a (gzipped) tar archive into `target_dir`, refusing unsafe members.
-
-    Every member is checked before anything is written: absolute paths,
-    `..` components, writes through symlinks, links leaving the archive and
-    device/FIFO members are refused. The archive is then extracted into a
-    temporary directory inside `target_dir` (with tarfile's "data" filter as
-    a second line of defense, where Python has it) and moved into place, so
-    a refused or interrupted extraction leaves nothing half-extracted.
-
-    Checking first means reading a .tar.gz twice (gzip cannot seek); for
-    LibriSpeech's largest tarball that is minutes next to the hours it takes
-    to read the audio.
-
-    Args:
-      archive: a .tar, .tar.gz or .tgz file.
-      target_dir: where the members go (created if missing).
-
-    Raises:
-      DataError: the archive is unreadable or has an unsafe member; the
-        message names the archive and the member.
-
-    Example:
-      >>> safe_extract_tar("/raw/test-clean.tar.gz", "/raw")  # doctest: +SKIP
-      >>> os.listdir("/raw/LibriSpeech")  # doctest: +SKIP
-      ['test-clean', 'README.TXT', ...]
-    """
-    archive = os.fspath(archive)
-    target_dir = os.fspath(target_dir)
-    os.makedirs(target_dir, exist_ok=True)
-    _log(f"extracting {archive} into {target_dir}")
-    try:
-        with tarfile.open(archive, "r:*") as tar:
-            members = tar.getmembers()
-            _check_members(archive, members)
-            staging = tempfile.mkdtemp(prefix=".extracting-", dir=target_dir)
-            try:
-                if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4 / 3.12
-                    tar.extractall(staging, members=members, filter="data")
-                else:
-                    tar.extractall(staging, members=members)
-                _merge_into(staging, target_dir)
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
-    except (tarfile.TarError, EOFError, OSError) as error:
-        raise DataError(
-            f"Could not extract {archive} ({error}); the file is damaged or incomplete, "
-            "delete it and download it again."
-        ) from error
-
-
-# -- resumable download ---------------------------------------------------------------
-
-
-class _TransferInterrupted(Exception):
-    """The connection ended before the whole file arrived (retry with Range)."""
-
-
-def _total_size(response: http.client.HTTPResponse, offset: int) -> int | None:
-    """The full file size from Content-Range (206) or Content-Length (200)."""
-    content_range = response.headers.get("Content-Range", "")
-    if "/" in content_range and not content_range.endswith("/*"):
-        return int(content_range.rsplit("/", 1)[1])
-    length = response.headers.get("Content-Length")
-    if length is None:
-        return None
-    return int(length) + (offset if response.status == 206 else 0)
-
-
-def _range_start(response: http.client.HTTPResponse) -> int:
-    """The first byte of a 206 response (`Content-Range: bytes 100-199/200`)."""
-    content_range = response.headers.get("Content-Range", "")
-    try:
-        return int(content_range.split()[1].split("-")[0])
-    except (IndexError, ValueError):
-        return -1
-
-
-def _transfer(url: str, partial: str, expected_size: int | None, timeout: float) -> int:
-    """One request: appends to (or restarts) `partial`; returns the total size.
-
-    Raises _TransferInterrupted if the body ended early.
-    """
-    offset = os.path.getsize(partial) if os.path.exists(partial) else 0
-    request = urllib.request.Request(url, headers={"User-Agent": "t2t-lite"})
-    if offset:
-        request.add_header("Range", f"bytes={offset}-")
-    try:
-        response = urllib.request.urlopen(request, timeout=timeout)
-    except urllib.error.HTTPError as error:
-        if error.code == 416 and offset:  # our partial is longer than the file: restart
-            os.remove(partial)
-            raise _TransferInterrupted("partial file larger than the remote file") from error
-        raise
-    with response:
-        if offset and (response.status != 206 or _range_start(response) != offset):
-            offset = 0  # the server ignored Range and sent the whole file: start over
-        total = _total_size(response, offset)
-        if expected_size is not None and total is not None and total != expected_size:
-            raise DataError(
-                f"{url} is {total} bytes but {expected_size} were expected; "
-                "the URL serves a different file."
-            )
-        total = expected_size if expected_size is not None else total
-        received = offset
-        next_report = received + max(total or 0, 1 << 30) // 20
-        with open(partial, "ab" if offset else "wb") as handle:
-            while chunk := response.read(1 << 20):
-                handle.write(chunk)
-                received += len(chunk)
-                if received >= next_report:
-                    _log(f"{os.path.basename(partial)}: {received}/{total or '?'} bytes")
-                    next_report = received + max(total or 0, 1 << 30) // 20
-    if total is not None and received < total:
-        raise _TransferInterrupted(f"got {received} of {total} bytes")
-    if total is not None and received > total:
-        os.remove(partial)
-        raise DataError(f"{url} sent {received} bytes, more than its size {total}.")
-    return received
-
-
-def download(
-    url: str,
-    path: str | os.PathLike,
-    expected_size: int | None = None,
-    max_attempts: int = 5,
-    timeout: float = 60.0,
-    advice: str | None = None,
-) -> str:
-    """Downloads `url` to `path`, resuming an interrupted download.
-
-    Bytes go to `path + ".partial"`; a later call (or a retry after a broken
-    connection, up to `max_attempts` requests) continues from its size with
-    an HTTP Range request. A server that ignores Range (answers 200) is read
-    from the start again. `path` appears only once the size matches
-    `expected_size` (or the server's Content-Length).
-
-    Args:
-      url: an http(s) URL.
-      path: the destination file; its directory is created if missing.
-      expected_size: the size in bytes, if known; a mismatch is an error.
-      max_attempts: requests to try while the transfer keeps breaking.
-      timeout: seconds to wait for the server on each socket operation.
-      advice: what the user should do on failure (appended to the error);
-        by default, to put the file at `path` themselves.
-
-    Returns:
-      `path`.
-
-    Raises:
-      DataError: an HTTP or network error, a size mismatch, or a transfer
-        still incomplete after `max_attempts`; names the URL.
-
-    Example:
-      >>> download("https://www.openslr.org/resources/12/dev-clean.tar.gz",
-      ...          "/raw/dev-clean.tar.gz", expected_size=337926286)  # doctest: +SKIP
-      '/raw/dev-clean.tar.gz'
-    """
-    path = os.fspath(path)
-    partial = path + ".partial"
-    advice = advice or f"download it yourself to {path} and run again"
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    _log(f"downloading {url} to {path}")
-    last_problem = "no attempt made"
-    for _ in range(max_attempts):
-        if expected_size is not None and os.path.exists(partial):
-            if os.path.getsize(partial) == expected_size:  # complete, never renamed
-                break
-        size_before = os.path.getsize(partial) if os.path.exists(partial) else 0
-        try:
-            _transfer(url, partial, expected_size, timeout)
-        except _TransferInterrupted as problem:
-            last_problem = str(problem)
-            _log(f"{url}: transfer interrupted ({problem}); resuming")
-            continue
-        except urllib.error.HTTPError as error:
-            raise DataError(
-                f"Downloading {url} failed with HTTP {error.code} ({error.reason}); {advice}."
-            ) from error
-        except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
-            # A connection broken mid-body resumes; one that delivered nothing
-            # is a network problem retrying at once will not fix.
-            if os.path.exists(partial) and os.path.getsize(partial) > size_before:
-                last_problem = str(error)
-                _log(f"{url}: transfer interrupted ({error}); resuming")
-                continue
-            reason = getattr(error, "reason", error)
-            raise DataError(f"Downloading {url} failed ({reason}); {advice}.") from error
-        break
-    else:
-        raise DataError(
-            f"Downloading {url} did not complete after {max_attempts} attempts "
-            f"({last_problem}); run again to resume from {partial}, or {advice}."
-        )
-    os.replace(partial, path)
-    return path

@@ -98,9 +98,13 @@ class Problem:
     eval_metrics: tuple[str, ...] = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity")
     shuffle_buffer_size: int = 1024  # examples; speech problems hold less
 
+    # Set by the registry on the class it registers (a subclass inherits it).
+    registered_name: str | None = None
+
     @property
     def name(self) -> str:
-        return default_name(type(self))
+        """The name the class was registered under, else its snake_case name."""
+        return self.registered_name or default_name(type(self))
 
     @property
     def has_inputs(self) -> bool:

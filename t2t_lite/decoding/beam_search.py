@@ -14,10 +14,14 @@ sequences give the same results:
 
 - dynamic (default, T2T's CPU/GPU path): the sequences grow by one column a
   step and `symbols_to_logits_fn` sees the whole prefix;
-- fixed shapes (`use_fixed_shapes=True`, T2T's `use_tpu` path): a
-  `[batch, beam, decode_length + 1]` buffer written at the step index, so every
-  loop variable has a static shape and the search compiles with XLA
-  (`tf.function(jit_compile=True)`, TPUs).
+- fixed shapes (`use_fixed_shapes=True`, the representation of T2T's
+  `use_tpu` path): a `[batch, beam, decode_length + 1]` buffer written at the
+  step index, so every loop variable has a static shape and the search
+  compiles with XLA (`tf.function(jit_compile=True)`; tests check both give
+  the same result). t2t-lite's own commands (decoder, trainer's evaluation,
+  SavedModel) run `decode.model_search`, which uses the dynamic path with a
+  per-batch decode length; a TPU run evaluates on its host. No t2t-lite
+  command decodes on a TPU yet.
 
 With a `ctc_scorer` (joint CTC/attention decoding, `ctc_prefix_score.py`),
 each beam's `2 * beam_size` best tokens by the decoder are the candidates,
@@ -36,7 +40,8 @@ from typing import Any
 
 import tensorflow as tf
 
-EOS_ID = 1
+from t2t_lite.data.text_encoders import EOS_ID
+
 # T2T's "infinity": large enough to rank a sequence last, small enough that
 # adding it to a log probability stays finite (no inf - inf = NaN).
 INF = 1.0e7

@@ -11,6 +11,13 @@ from collections.abc import Sequence
 DECODE_METRICS = ("wer", "cer", "bleu", "sequence_accuracy")
 
 
+def decode_metrics(problem) -> list[str]:
+    """What decoding a problem's data reports: its `eval_metrics` that score
+    text (WER, CER, BLEU), then sequence accuracy, always (exact matches)."""
+    metrics = [m for m in problem.eval_metrics if m in DECODE_METRICS and m != "sequence_accuracy"]
+    return metrics + ["sequence_accuracy"]
+
+
 def score(metrics: Sequence[str], hypotheses: Sequence[str], references: Sequence[str]) -> dict:
     """`{metric: value}` for each requested metric (WER/CER as fractions, BLEU 0-100)."""
     if len(hypotheses) != len(references):

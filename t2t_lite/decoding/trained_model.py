@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from t2t_lite import registry
-from t2t_lite.data.problem import Problem, dummy_batch
+from t2t_lite import run_dir
+from t2t_lite.data.problem import Problem
 from t2t_lite.hparam import HParams
+from t2t_lite.models.build import build_model
 from t2t_lite.models.checkpointable import model_weights
-from t2t_lite.training import run_dir
 
 
 class CheckpointNotFoundError(FileNotFoundError):
@@ -36,13 +36,6 @@ def resolve_checkpoint(output_dir: str, checkpoint_path: str | None = None) -> s
             "<output_dir>/ckpt-1000, or a directory."
         )
     return where
-
-
-def build_model(problem: Problem, hparams: HParams, model_name: str, data_dir: str | None):
-    """The model as the trainer builds it, with its variables created."""
-    model = registry.model(model_name).from_hparams(hparams, **problem.model_kwargs(data_dir))
-    model(dummy_batch(problem.batch_spec(hparams)), training=False)
-    return model
 
 
 def restore_weights(model, checkpoint: str) -> None:

@@ -147,6 +147,7 @@ class ConvReluConv(keras.layers.Layer):
         `[batch, length, output_size]`, or `(output, new_cache)` with a cache.
 
     Example:
+    >>> import numpy as np
     >>> ffn = ConvReluConv(32, 8, first_kernel_size=3, padding="LEFT")
     >>> x = np.ones((2, 4, 8), "float32")
     >>> ffn(x).shape

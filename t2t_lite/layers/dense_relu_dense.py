@@ -35,6 +35,7 @@ class DenseReluDense(keras.layers.Layer):
         `[batch, length, output_size]`.
 
     Example:
+    >>> import numpy as np
     >>> ffn = DenseReluDense(filter_size=32, output_size=8)
     >>> ffn(np.ones((2, 3, 8), "float32")).shape
     TensorShape([2, 3, 8])

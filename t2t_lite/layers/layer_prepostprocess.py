@@ -45,6 +45,7 @@ class LayerPrePostProcess(keras.layers.Layer):
         A tensor of the shape of `x`, in the layer's compute dtype.
 
     Example:
+    >>> import numpy as np
     >>> post = LayerPrePostProcess("da", dropout=0.1)
     >>> x = np.ones((2, 3, 8), "float32")
     >>> post(x, previous=x, training=True).shape

@@ -91,6 +91,7 @@ class MultiHeadAttention(keras.layers.Layer):
         cache is given.
 
     Example:
+    >>> import numpy as np
     >>> layer = MultiHeadAttention(2, 8, 8, 8)
     >>> x = np.random.rand(1, 3, 8).astype("float32")
     >>> causal = np.tril(np.ones((3, 3), "bool"))[None]

@@ -62,6 +62,7 @@ class SpeechFrontEnd(keras.layers.Layer):
         given).
 
     Example:
+    >>> import numpy as np
     >>> front_end = SpeechFrontEnd(hidden_size=16, num_filters=8)
     >>> features = np.random.rand(2, 13, 80, 3).astype("float32")
     >>> mask = np.ones((2, 13), "float32")

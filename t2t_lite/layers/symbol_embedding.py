@@ -34,6 +34,7 @@ class SymbolEmbedding(keras.layers.Layer):
         `ids.shape + [hidden_size]` in the compute dtype.
 
     Example:
+    >>> import numpy as np
     >>> embedding = SymbolEmbedding(vocab_size=10, hidden_size=8)
     >>> vectors = embedding(np.array([[3, 4, 0]]))    # [1, 3, 8], last is 0
     >>> embedding.logits(vectors).shape               # float32 [1, 3, 10]

@@ -3,16 +3,16 @@
 import math
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 
 def get_timing_signal_1d(
-    length: int | tf.Tensor,
+    length,
     channels: int,
     min_timescale: float = 1.0,
     max_timescale: float = 1.0e4,
-    start_index: int | tf.Tensor = 0,
-) -> tf.Tensor:
+    start_index=0,
+):
     """Returns T2T's sinusoid timing signal, float32 `[1, length, channels]`.
 
     The first `channels // 2` channels are `sin(position * inv_timescale)` and
@@ -29,7 +29,7 @@ def get_timing_signal_1d(
             tensor), e.g. the step index during incremental decoding.
 
     Returns:
-        A float32 tensor of shape `[1, length, channels]`.
+        A float32 tensor (of the Keras backend) of shape `[1, length, channels]`.
 
     Example:
     >>> get_timing_signal_1d(5, 8, start_index=2).shape
@@ -37,36 +37,36 @@ def get_timing_signal_1d(
     """
     # Casting each term separately accepts int32 or int64 tensors alike; the
     # sum is exact for positions below 2**24.
-    position = tf.cast(tf.range(length), tf.float32) + tf.cast(start_index, tf.float32)
+    position = ops.cast(ops.arange(length), "float32") + ops.cast(start_index, "float32")
     num_timescales = channels // 2
     log_timescale_increment = math.log(float(max_timescale) / float(min_timescale)) / max(
         num_timescales - 1, 1
     )
-    inv_timescales = min_timescale * tf.exp(
-        tf.cast(tf.range(num_timescales), tf.float32) * -log_timescale_increment
+    inv_timescales = min_timescale * ops.exp(
+        ops.cast(ops.arange(num_timescales), "float32") * -log_timescale_increment
     )
-    scaled_time = tf.expand_dims(position, 1) * tf.expand_dims(inv_timescales, 0)
-    signal = tf.concat([tf.sin(scaled_time), tf.cos(scaled_time)], axis=1)
-    signal = tf.pad(signal, [[0, 0], [0, channels % 2]])
-    return tf.expand_dims(signal, 0)
+    scaled_time = ops.expand_dims(position, 1) * ops.expand_dims(inv_timescales, 0)
+    signal = ops.concatenate([ops.sin(scaled_time), ops.cos(scaled_time)], axis=1)
+    signal = ops.pad(signal, [[0, 0], [0, channels % 2]])
+    return ops.expand_dims(signal, 0)
 
 
 def add_timing_signal_1d(
-    x: tf.Tensor,
+    x,
     min_timescale: float = 1.0,
     max_timescale: float = 1.0e4,
-    start_index: int | tf.Tensor = 0,
-) -> tf.Tensor:
+    start_index=0,
+):
     """Adds `get_timing_signal_1d` to `x` of shape `[batch, length, channels]`.
 
     The signal is cast to `x.dtype`; `channels` must be static.
     """
-    length = tf.shape(x)[1]
+    length = ops.shape(x)[1]
     channels = x.shape[-1]
     if channels is None:
         raise ValueError("add_timing_signal_1d needs a static channel dimension.")
     signal = get_timing_signal_1d(length, channels, min_timescale, max_timescale, start_index)
-    return x + tf.cast(signal, x.dtype)
+    return x + ops.cast(signal, x.dtype)
 
 
 @keras.saving.register_keras_serializable(package="t2t_lite")
@@ -87,6 +87,7 @@ class TimingSignal(keras.layers.Layer):
         `x` plus the signal, in `x`'s dtype.
 
     Example:
+    >>> import numpy as np
     >>> layer = TimingSignal()
     >>> layer(np.zeros((2, 3, 8), "float32"), start_index=4).shape
     TensorShape([2, 3, 8])

@@ -41,6 +41,7 @@ class TransformerDecoderLayer(TransformerLayerBase):
         `[batch, length, hidden_size]`, or `(output, new_cache)` with a cache.
 
     Example:
+    >>> import numpy as np
     >>> layer = TransformerDecoderLayer(hidden_size=16, filter_size=32, num_heads=2)
     >>> x, memory = np.zeros((2, 4, 16), "float32"), np.ones((2, 6, 16), "float32")
     >>> layer(x, memory, np.ones((2, 6))).shape

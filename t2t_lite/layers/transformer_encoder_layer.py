@@ -30,6 +30,7 @@ class TransformerEncoderLayer(TransformerLayerBase):
         `[batch, length, hidden_size]`.
 
     Example:
+    >>> import numpy as np
     >>> layer = TransformerEncoderLayer(hidden_size=16, filter_size=32, num_heads=2)
     >>> layer(np.zeros((2, 5, 16), "float32"), np.ones((2, 5))).shape
     TensorShape([2, 5, 16])

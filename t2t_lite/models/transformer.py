@@ -2,7 +2,8 @@
 
     features = {"inputs": ids or log-mel frames, "targets": ids}
     logits = model(features, training=True)        # [batch, targets, vocab], float32
-    ids = model.greedy_decode(features, decode_length=50)
+    cache = model.initial_decode_cache(features, max_length=50)
+    logits, cache = model.decode_step(previous_ids, step, cache)
 
 Inputs are text ids (`input_modality="symbol"`), speech features
 `[batch, frames, mel_bins, channels]` with an optional `inputs_length`
@@ -12,18 +13,18 @@ padded with 0; the decoder sees them shifted right.
 
 Decoding is incremental: `decode_step` embeds one token, attends through a
 static-shape cache (keys/values written at the step index, encoder
-keys/values computed once) and returns the next logits. `greedy_decode` runs
-it in a `tf.while_loop`; with `use_cache=False` it recomputes the whole prefix
-each step instead, the slow reference the cached path must equal.
+keys/values computed once) and returns the next logits; the searches
+(`decoding/`) loop over it. The math is `keras.ops` throughout, so the model
+runs its forward and backward passes on any Keras 3 backend.
 """
 
 from __future__ import annotations
 
 import keras
-import tensorflow as tf
 from keras import ops
 
 from t2t_lite import registry
+from t2t_lite.data.text_encoders import PAD_ID
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.layer_prepostprocess import LayerPrePostProcess
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
@@ -31,14 +32,11 @@ from t2t_lite.layers.symbol_embedding import SymbolEmbedding
 from t2t_lite.layers.timing_signal import TimingSignal
 from t2t_lite.layers.transformer_decoder_layer import TransformerDecoderLayer
 from t2t_lite.layers.transformer_encoder_layer import TransformerEncoderLayer
-from t2t_lite.models.transformer_config import (  # noqa: F401  (MODEL_HPARAMS re-exported)
+from t2t_lite.models.transformer_config import (
     MODEL_HPARAMS,
     TransformerConfig,
     dtype_policy,
 )
-
-PAD_ID = 0
-EOS_ID = 1
 
 
 def make_initializer(name: str, gain: float) -> keras.initializers.Initializer:
@@ -79,6 +77,7 @@ class Transformer(keras.Model):
         float32 logits `[batch, length, target_vocab_size]`.
 
     Example:
+    >>> import numpy as np
     >>> hparams = registry.hparams("transformer_tiny")
     >>> model = Transformer.from_hparams(hparams, input_modality="symbol",
     ...                                  input_vocab_size=20, target_vocab_size=20)
@@ -86,6 +85,9 @@ class Transformer(keras.Model):
     >>> model({"inputs": ids, "targets": ids}).shape
     TensorShape([1, 4, 20])
     """
+
+    # What `from_hparams` reads (the trainer warns about set hparams outside it).
+    HPARAMS = MODEL_HPARAMS
 
     def __init__(self, config: TransformerConfig | dict, **kwargs):
         super().__init__(**kwargs)
@@ -201,26 +203,19 @@ class Transformer(keras.Model):
         self.decoder_norm = stack_end("decoder_norm")
 
     @classmethod
-    def from_hparams(
-        cls,
-        hparams: HParams,
-        *,
-        input_modality: str | None,
-        target_vocab_size: int,
-        input_vocab_size: int = 0,
-        **kwargs,
-    ) -> Transformer:
-        """Builds the model T2T's hparams describe (reads `MODEL_HPARAMS`)."""
+    def from_hparams(cls, hparams: HParams, **problem_values) -> Transformer:
+        """Builds the model T2T's hparams describe (reads `MODEL_HPARAMS`).
+
+        Args:
+            hparams: the run's hparams.
+            **problem_values: `input_modality`, `target_vocab_size` and
+                `input_vocab_size`, as `Problem.model_kwargs` gives them.
+        """
         policy = dtype_policy(hparams)
-        if policy is not None:
-            kwargs.setdefault("dtype", policy)
-        config = TransformerConfig.from_hparams(
-            hparams,
-            input_modality=input_modality,
-            target_vocab_size=target_vocab_size,
-            input_vocab_size=input_vocab_size,
+        return cls(
+            TransformerConfig.from_hparams(hparams, **problem_values),
+            **({"dtype": policy} if policy else {}),
         )
-        return cls(config, **kwargs)
 
     def build(self, features_shape=None):
         """Creates every weight, so the model is whole before its first call.
@@ -383,57 +378,6 @@ class Transformer(keras.Model):
             )
         logits = self.softmax.logits(self.decoder_norm(y))
         return logits[:, 0], new_cache
-
-    def greedy_decode(
-        self, features: dict, decode_length: int, use_cache: bool = True, batch_size=None
-    ):
-        """Greedy decoding until every sequence emits EOS or `decode_length` tokens.
-
-        Args:
-            features: the inputs (ignored for a decoder-only model).
-            decode_length: static maximum number of output tokens.
-            use_cache: True for cached incremental decoding; False recomputes
-                the decoder over the whole prefix at every step (reference).
-            batch_size: needed only for a decoder-only model.
-
-        Returns:
-            int32 `[batch, decode_length]`: tokens up to and including EOS,
-            then PAD_ID.
-        """
-        if use_cache:
-            state = self.initial_decode_cache(features, decode_length, batch_size)
-            batch_size = ops.shape(state["layer_0"]["self_attention"])[0]
-        else:
-            memory, memory_mask = (None, None)
-            if self.has_inputs:
-                memory, memory_mask = self.encode(features, training=False)
-                batch_size = ops.shape(memory)[0]
-            state = {}
-
-        def body(step, previous, ids, finished, state):
-            if use_cache:
-                logits, state = self.decode_step(previous, step, state)
-            else:
-                logits = self.decode(ids, memory, memory_mask, training=False)[:, step]
-            next_ids = ops.cast(ops.argmax(logits, axis=-1), "int32")
-            next_ids = ops.where(finished, PAD_ID, next_ids)
-            column = ops.cast(ops.arange(decode_length) == step, "int32")[None, :]
-            ids = ids + column * next_ids[:, None]
-            finished = ops.logical_or(finished, next_ids == EOS_ID)
-            return step + 1, next_ids, ids, finished, state
-
-        def cond(step, previous, ids, finished, state):
-            return ops.logical_and(step < decode_length, ops.logical_not(ops.all(finished)))
-
-        loop_vars = (
-            tf.constant(0, tf.int32),
-            tf.zeros([batch_size], tf.int32),
-            tf.zeros([batch_size, decode_length], tf.int32),
-            tf.zeros([batch_size], tf.bool),
-            state,
-        )
-        _, _, ids, _, _ = tf.while_loop(cond, body, loop_vars)
-        return ids
 
     def get_config(self):
         config = super().get_config()

@@ -29,6 +29,7 @@ from t2t_lite.data.problem import Problem
 from t2t_lite.data.text_encoders import SentencePieceEncoder, TextEncoder
 from t2t_lite.decoding import trained_model
 from t2t_lite.hparam import HParams
+from t2t_lite.models.build import build_model
 from t2t_lite.serving.serving_module import ServingModule
 
 METADATA_FILE = "t2t_lite_export.json"  # in assets.extra/, which TF Serving ignores
@@ -121,7 +122,8 @@ def save_versioned(
         ExportError: `version` exists already or is negative.
 
     Example:
-    >>> save_versioned(module, {"serving_default": module.signature()}, "/exports/asr")
+    >>> signatures = {"serving_default": module.signature()}  # doctest: +SKIP
+    >>> save_versioned(module, signatures, "/exports/asr")  # doctest: +SKIP
     '/exports/asr/1767225600'
     """
     version = check_version(export_dir, version)
@@ -180,7 +182,7 @@ def export_run(
     check_exportable(problem, encoders)
     try:
         checkpoint = trained_model.resolve_checkpoint(output_dir, checkpoint_path)
-        model = trained_model.build_model(problem, hparams, model_name, data_dir)
+        model = build_model(problem, hparams, model_name, data_dir)
         trained_model.restore_weights(model, checkpoint)
     except (trained_model.CheckpointNotFoundError, trained_model.CheckpointMismatchError) as error:
         raise ExportError(str(error)) from error

@@ -6,7 +6,7 @@
     tf.saved_model.save(module, path, signatures={"serving_default": module.signature()})
 
 Everything between the request and the reply is TF ops, so TF Serving or
-`saved_model_cli` runs the export without t2t-lite (DESIGN.md, "Data flow" 5):
+`saved_model_cli` runs the export without t2t-lite (docs/design.md, "Data flow"):
 
 - speech: `waveform` float32 `[batch, samples]` (16 kHz, in [-1, 1], zero
   padded) and `waveform_length` int32 `[batch]` are featurized exactly as
@@ -108,6 +108,8 @@ def featurize_batch(
         longest utterance's frame count (at least 1).
 
     Example:
+    >>> from t2t_lite.data.speech_problem import AUDIO_HPARAMS
+    >>> hparams = HParams(**AUDIO_HPARAMS)
     >>> features, lengths = featurize_batch(tf.zeros([2, 16000]), [16000, 8000], hparams)
     >>> lengths.numpy()
     array([100,  50], dtype=int32)
@@ -235,8 +237,9 @@ class ServingModule(tf.Module):
         encoders: the problem's `feature_encoders(data_dir)`.
 
     Example:
-    >>> module = ServingModule(model, problem, hparams, decode_hparams(), encoders)
-    >>> module.serve(inputs=tf.constant(["1 0 1"]))["outputs"]
+    >>> module = ServingModule(  # doctest: +SKIP
+    ...     model, problem, hparams, decode_hparams(), encoders)
+    >>> module.serve(inputs=tf.constant(["1 0 1"]))["outputs"]  # doctest: +SKIP
     """
 
     def __init__(

@@ -2,9 +2,10 @@
 
 T2T silently ignored hparams its code never read (its transformer_librispeech
 sets `learning_rate=0.15`, which the schedule string never uses). Here every
-reader declares what it reads; an hparam that is set (by --hparams or by an
-hparams set, differing from transformer_base) but read by nothing in this
-run gets a warning naming it.
+reader declares what it reads (a registered model in its class attribute
+`HPARAMS`; a model that declares nothing is taken to read every hparam); an
+hparam that is set (by --hparams or by an hparams set, differing from
+transformer_base) but read by nothing in this run gets a warning naming it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ DELIBERATELY_UNUSED = {
     "learning_rate": "read only by T2T's legacy schedule, which t2t-lite does not have",
 }
 
+# What some run of the built-in `transformer` reads.
 ANY_RUN_READS = frozenset(
     set(MODEL_HPARAMS)
     | set(PIPELINE_HPARAMS)
@@ -32,9 +34,18 @@ ANY_RUN_READS = frozenset(
 )
 
 
-def hparams_read(hparams: HParams, problem: Problem | None = None) -> set[str]:
-    """The hparams this configuration actually reads."""
-    read = set(MODEL_HPARAMS) | set(PIPELINE_HPARAMS) | set(STEP_HPARAMS)
+def model_hparams_read(hparams: HParams, model_name: str) -> set[str]:
+    """What the registered model `model_name` reads: its `HPARAMS`, else
+    (it declares nothing) every hparam, so that none is wrongly reported."""
+    declared = getattr(registry.model(model_name), "HPARAMS", None)
+    return set(hparams.keys()) if declared is None else set(declared)
+
+
+def hparams_read(
+    hparams: HParams, problem: Problem | None = None, model_name: str = "transformer"
+) -> set[str]:
+    """The hparams this configuration (model `model_name`) actually reads."""
+    read = model_hparams_read(hparams, model_name) | set(PIPELINE_HPARAMS) | set(STEP_HPARAMS)
     read |= {"learning_rate_schedule", "optimizer_multistep_accumulate_steps", "optimizer"}
     for factor in parse_schedule(hparams.learning_rate_schedule):
         read |= set(FACTOR_HPARAMS[factor])
@@ -45,11 +56,14 @@ def hparams_read(hparams: HParams, problem: Problem | None = None) -> set[str]:
 
 
 def unread_settings(
-    hparams: HParams, problem: Problem | None = None, overridden: set[str] = frozenset()
+    hparams: HParams,
+    problem: Problem | None = None,
+    overridden: set[str] = frozenset(),
+    model_name: str = "transformer",
 ) -> dict[str, str]:
     """`{name: why}` for hparams set on purpose that this run never reads."""
     base = registry.hparams("transformer_base")
-    read = hparams_read(hparams, problem)
+    read = hparams_read(hparams, problem, model_name)
     unread = {}
     for name in hparams.keys():
         if name in read:

@@ -66,6 +66,7 @@ class T2TSchedule(keras.optimizers.schedules.LearningRateSchedule):
         train_steps: the run's length (read by `linear_decay`).
 
     Example:
+    >>> from t2t_lite import registry
     >>> schedule = T2TSchedule.from_hparams(registry.hparams("transformer_base"))
     >>> float(schedule(8000))  # 2.0 * 1 * 8000 ** -0.5 * 512 ** -0.5
     0.000988...

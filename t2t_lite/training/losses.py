@@ -8,8 +8,7 @@ import math
 
 import tensorflow as tf
 
-PAD_ID = 0
-EOS_ID = 1
+from t2t_lite.data.text_encoders import EOS_ID, PAD_ID
 
 
 def smoothing_entropy_constant(vocab_size: int, label_smoothing: float) -> float:

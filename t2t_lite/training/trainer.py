@@ -1,7 +1,8 @@
 """The trainer: builds model and optimizer under a strategy, trains, checkpoints, evaluates.
 
-    trainer = Trainer(problem, hparams, "transformer", config, strategy)
-    trainer.train_and_evaluate()
+    trainer = Trainer(problem, hparams, "transformer", config, strategy,
+                      make_eval_decoder=DecodeEvaluator.factory(...))  # optional
+    trainer.train(evaluate_every=1000)
 
 Training runs `iterations_per_loop` steps per `tf.function` call (T2T's TPU
 habit, good everywhere). Checkpoints (model, optimizer state, step) are
@@ -9,9 +10,10 @@ written every `save_checkpoints_steps` and at the end, and a rerun in the
 same `output_dir` resumes from the latest. A NaN/Inf loss stops the run
 with its step number before anything is saved, so the last checkpoint is
 the last good one. Before the first step the run logs what its length
-limits keep of each split (`length_policy`). Evaluation reports T2T's teacher-forced metrics and the
-metrics of real greedy decoding of a dev subset (WER/CER, BLEU or sequence
-accuracy, as the problem says).
+limits keep of each split (`length_policy`). Evaluation reports T2T's
+teacher-forced metrics and, when the trainer is handed an eval decoder
+(`make_eval_decoder`, e.g. `decoding.evaluation.DecodeEvaluator.factory`),
+the metrics of real decoding of a dev subset. The trainer itself imports nothing of decoding.
 """
 
 from __future__ import annotations
@@ -21,19 +23,19 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from t2t_lite import registry
+from t2t_lite import run_dir
 from t2t_lite.data import length_policy, pipeline
-from t2t_lite.data.problem import EVAL, TRAIN, Problem, dummy_batch
-from t2t_lite.decoding import scoring
-from t2t_lite.decoding.decode import BatchDecoder, decode_dataset, decode_hparams
+from t2t_lite.data.problem import EVAL, TRAIN, Problem
 from t2t_lite.hparam import HParams
+from t2t_lite.models.build import build_model
 from t2t_lite.models.checkpointable import model_weights
-from t2t_lite.training import run_dir
 from t2t_lite.training import strategy as strategies
 from t2t_lite.training.learning_rate import T2TSchedule
 from t2t_lite.training.losses import summed_cross_entropy
@@ -53,15 +55,10 @@ class TrainerConfig:
     data_dir: str
     train_steps: int = 1000
     eval_steps: int = 20
-    local_eval_frequency: int = 1000
     save_checkpoints_steps: int = 1000
     keep_checkpoint_max: int = 5
     iterations_per_loop: int = 100
     log_step_count_steps: int = 100
-    eval_decode_examples: int = 64
-    # Decode hparams of eval decoding over T2T's (beam_size 1: greedy is fast
-    # enough for every evaluation), e.g. "ctc_weight=0.3".
-    eval_decode_hparams: str = ""
     xla_compile: bool = False
     static_shapes: bool = False
     random_seed: int | None = None
@@ -83,6 +80,7 @@ class Trainer:
         model_name: str,
         config: TrainerConfig,
         strategy: tf.distribute.Strategy,
+        make_eval_decoder: Callable[[Any], Callable[[tf.data.Dataset], dict]] | None = None,
     ):
         self.problem = problem
         self.hparams = hparams
@@ -90,13 +88,8 @@ class Trainer:
         self.strategy = strategy
         self.chief = strategies.is_chief(strategy)
         self.drop_counter = pipeline.DropCounter()
-        encoders = problem.feature_encoders(config.data_dir)
-        self.target_encoder = encoders["targets"]
         with strategy.scope():
-            self.model = registry.model(model_name).from_hparams(
-                hparams, **problem.model_kwargs(config.data_dir)
-            )
-            self.model(dummy_batch(problem.batch_spec(hparams)))
+            self.model = build_model(problem, hparams, model_name, config.data_dir)
             self.schedule = T2TSchedule.from_hparams(hparams, config.train_steps)
             self.optimizer = make_optimizer(hparams, self.schedule)
             if hparams.activation_dtype == "float16":
@@ -119,12 +112,9 @@ class Trainer:
         )
         self._summary_writers = {}
         self._train_loop = None
-        self._decoder = None
-        if problem.has_inputs and config.eval_decode_examples > 0:
-            # Built now, so that decode hparams the model cannot honour fail
-            # before training rather than at the first evaluation.
-            eval_hp = decode_hparams("beam_size=1").parse(config.eval_decode_hparams)
-            self._decoder = BatchDecoder(self.model, hparams, eval_hp)
+        # Built now, so that decode hparams the model cannot honour fail
+        # before training rather than at the first evaluation.
+        self._eval_decoder = make_eval_decoder(self.model) if make_eval_decoder else None
 
     # -- data --------------------------------------------------------------------
 
@@ -357,18 +347,9 @@ class Trainer:
         }
 
     def _decode_metrics(self) -> dict:
-        if self._decoder is None:
+        if self._eval_decoder is None:
             return {}
-        dataset = self._dataset(EVAL, repeat=False)
-        decoded = decode_dataset(
-            self._decoder, dataset, self.target_encoder, self.config.eval_decode_examples
-        )
-        metrics = [m for m in self.problem.eval_metrics if m in scoring.DECODE_METRICS]
-        metrics = metrics or ["sequence_accuracy"]
-        scores = scoring.score(
-            metrics, [d["hypothesis"] for d in decoded], [d["reference"] for d in decoded]
-        )
-        return {f"decode_{name}": value for name, value in scores.items()}
+        return self._eval_decoder(self._dataset(EVAL, repeat=False))
 
     def weights_checksum(self) -> float:
         """A float64 sum over every model weight (compares replicas and workers)."""

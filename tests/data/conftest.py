@@ -6,14 +6,11 @@ from t2t_lite.problems.algorithmic import AlgorithmicReverseBinary40
 
 
 class SmallReverse(AlgorithmicReverseBinary40):
-    """algorithmic_reverse_binary40 with few examples and 4 training shards."""
+    """algorithmic_reverse_binary40 (the name it inherits) with few examples and
+    4 training shards."""
 
     split_sizes = {"train": 600, "dev": 50, "test": 50}
     num_shards = {"train": 4, "dev": 1, "test": 1}
-
-    @property
-    def name(self):
-        return "algorithmic_reverse_binary40"
 
 
 @pytest.fixture(scope="session")

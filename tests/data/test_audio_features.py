@@ -15,7 +15,8 @@ UTTERANCE = (
     pathlib.Path(__file__).resolve().parents[3]
     / "shared/testdata/librispeech_mini/LibriSpeech/test-clean/1089/134691/1089-134691-0000.flac"
 )
-# The speech problem's settings (DESIGN.md) and T2T's function defaults.
+# The speech problem's settings (docs/design.md, "T2T semantics kept") and T2T's
+# function defaults.
 MEL_EDGES = [(20.0, 8000.0), (80.0, 7600.0)]
 
 

@@ -7,23 +7,22 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import random
 import re
 
 import numpy as np
 import pytest
 import soundfile
 
-from t2t_lite.data import spoken_corpus
-from t2t_lite.data.espeak import EspeakSynthesizer, UnknownVoiceError
+from t2t_lite.data import spoken_corpus, spoken_plan
+from t2t_lite.data.espeak import UnknownVoiceError
 
 TINY_SIZES = {"train": 16, "dev": 4, "test": 4}
 TINY_LONG_S = (2.0, 6.0)  # long recordings of 2-6 s: a few test utterances each
 
 
-def _config(**overrides) -> spoken_corpus.CorpusConfig:
+def _config(**overrides) -> spoken_plan.CorpusConfig:
     overrides.setdefault("long_duration_s", TINY_LONG_S)
-    return spoken_corpus.CorpusConfig(split_sizes=dict(TINY_SIZES), **overrides)
+    return spoken_plan.CorpusConfig(split_sizes=dict(TINY_SIZES), **overrides)
 
 
 def _read_tree(root: str) -> dict[str, tuple[str, str, np.ndarray]]:
@@ -57,104 +56,7 @@ def tiny_tree(tmp_path_factory):
     return root, config, summary
 
 
-# -- text ------------------------------------------------------------------------------
-
-
-def test_vocabulary_is_large_lower_case_and_free_of_homophones():
-    words = spoken_corpus.vocabulary()
-    assert len(words) >= 100
-    assert all(re.fullmatch(r"[a-z]+", word) for word in words)
-    homophones = [
-        {"two", "to", "too"}, {"four", "for"}, {"eight", "ate"}, {"one", "won"},
-        {"right", "write"}, {"new", "knew"}, {"there", "their"}, {"hours", "ours"},
-        {"red", "read"}, {"blue", "blew"}, {"no", "know"}, {"hole", "whole"},
-    ]  # fmt: skip
-    for group in homophones:
-        assert len(group & set(words)) <= 1, group
-
-
-def test_sentences_have_2_to_12_vocabulary_words_and_single_spaces():
-    rng = random.Random(7)
-    vocabulary = set(spoken_corpus.vocabulary())
-    sentences = [spoken_corpus.make_sentence(rng) for _ in range(3000)]
-    for sentence in sentences:
-        words = sentence.split(" ")
-        assert 2 <= len(words) <= 12, sentence
-        assert set(words) <= vocabulary, sentence
-        assert sentence == sentence.strip().lower()
-    lengths = {len(sentence.split()) for sentence in sentences}
-    assert min(lengths) == 2 and max(lengths) == 12
-    # The grammar uses most of its words, not a few favourites.
-    used = {word for sentence in sentences for word in sentence.split()}
-    assert len(used) >= 0.95 * len(vocabulary)
-
-
-# -- plan ------------------------------------------------------------------------------
-
-
-def test_plan_is_deterministic_and_seeded():
-    config = spoken_corpus.CorpusConfig(split_sizes={"train": 300, "dev": 30, "test": 30})
-    assert spoken_corpus.plan_corpus(config) == spoken_corpus.plan_corpus(config)
-    other = spoken_corpus.plan_corpus(dataclasses.replace(config, seed=config.seed + 1))
-    texts = [plan.text for plan in spoken_corpus.plan_corpus(config)["train"]]
-    assert texts != [plan.text for plan in other["train"]]
-
-
-def test_default_plan_holds_the_test_voice_out_and_uses_new_sentences():
-    config = spoken_corpus.CorpusConfig()
-    plans = spoken_corpus.plan_corpus(config)
-    assert {split: len(plans[split]) for split in plans} == dict(config.split_sizes)
-    train_voices = {plan.voice for plan in plans["train"]}
-    assert train_voices == set(config.train_voices) == {plan.voice for plan in plans["dev"]}
-    assert {plan.voice for plan in plans["test"]} == {"en-us-nyc+f3"}
-    heard = {plan.voice.split("+")[0] for plan in plans["train"]}
-    heard_variants = {plan.voice.partition("+")[2] for plan in plans["train"]}
-    assert "en-us-nyc" not in heard and "f3" not in heard_variants  # unseen accent and variant
-    train_speakers = {plan.speaker_id for plan in plans["train"] + plans["dev"]}
-    assert not train_speakers & {plan.speaker_id for plan in plans["test"]}
-    train_texts = {plan.text for plan in plans["train"]}
-    assert not train_texts & {plan.text for plan in plans["dev"] + plans["test"]}
-    for plan in plans["train"]:
-        assert 140 <= plan.rate_wpm <= 200 and 35 <= plan.pitch <= 65
-        assert plan.snr_db is None or 10 <= plan.snr_db <= 30
-    assert all(25 <= plan.snr_db <= 35 for plan in plans["test"])
-    ids = [plan.utterance_id for split_plans in plans.values() for plan in split_plans]
-    assert len(set(ids)) == len(ids)
-
-
-def test_config_rejects_a_test_voice_heard_in_training():
-    with pytest.raises(ValueError, match="unheard in training"):
-        spoken_corpus.CorpusConfig(test_voices=("en-gb+f2",))
-
-
-# -- audio -----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def synthesizer():
-    with EspeakSynthesizer() as shared:
-        yield shared
-
-
-def test_noise_is_mixed_at_the_planned_snr(synthesizer):
-    # No padding: the SNR is defined over the speech, not the added silences.
-    plan = spoken_corpus.plan_corpus(_config())["train"][0]
-    plan = dataclasses.replace(plan, lead_silence_s=0.0, tail_silence_s=0.0)
-    clean = spoken_corpus.render_utterance(
-        dataclasses.replace(plan, snr_db=None), synthesizer
-    ).astype(np.float64)
-    speech_power = np.mean(np.square(clean))
-    for color in ("white", "pink"):
-        noisy = spoken_corpus.render_utterance(
-            dataclasses.replace(plan, snr_db=12.0, noise_color=color), synthesizer
-        )
-        noise = noisy - clean
-        assert 10 * np.log10(speech_power / np.mean(np.square(noise))) == pytest.approx(
-            12.0, abs=0.5
-        )
-        spectrum = np.abs(np.fft.rfft(noise)) ** 2
-        low, high = spectrum[: spectrum.size // 8].mean(), spectrum[-spectrum.size // 8 :].mean()
-        assert (low > 10 * high) == (color == "pink")  # pink: 1/f; white: flat
+# -- tree ------------------------------------------------------------------------------
 
 
 def test_unknown_voice_fails_before_synthesis(tmp_path):
@@ -162,9 +64,6 @@ def test_unknown_voice_fails_before_synthesis(tmp_path):
     with pytest.raises(UnknownVoiceError, match="nosuchvariant"):
         spoken_corpus.build_corpus(str(tmp_path / "corpus"), config, num_workers=1)
     assert not os.path.exists(tmp_path / "corpus")
-
-
-# -- tree ------------------------------------------------------------------------------
 
 
 def test_tree_has_librispeech_layout(tiny_tree):
@@ -266,7 +165,7 @@ def test_complete_tree_is_reused(tiny_tree, monkeypatch):
 
 def test_changed_parameters_rebuild_and_interruptions_leave_no_complete_tree(tmp_path, monkeypatch):
     root = str(tmp_path / "corpus")
-    small = spoken_corpus.CorpusConfig(split_sizes={"train": 2, "dev": 1, "test": 1})
+    small = spoken_plan.CorpusConfig(split_sizes={"train": 2, "dev": 1, "test": 1})
     spoken_corpus.build_corpus(root, small, num_workers=1)
     reseeded = dataclasses.replace(small, seed=99)
     assert not spoken_corpus.corpus_is_complete(root, reseeded)
@@ -294,33 +193,6 @@ def test_changed_parameters_rebuild_and_interruptions_leave_no_complete_tree(tmp
 
 
 # -- long recordings -------------------------------------------------------------------
-
-
-def test_partition_long_cuts_every_utterance_in_order_into_runs_within_bounds():
-    spreads = []
-    for case in range(300):  # pure Python on sample counts: fast
-        rng = random.Random(case)
-        durations = [rng.randint(16000, 5 * 16000) for _ in range(rng.randint(1, 150))]
-        config = spoken_corpus.CorpusConfig(seed=case)  # 20-120 s, 0.5 s pauses
-        runs = spoken_corpus.partition_long(durations, config)
-        assert [i for run in runs for i in run] == list(range(len(durations)))
-        assert runs == spoken_corpus.partition_long(durations, config)  # seeded
-        lengths = [(sum(durations[i] for i in run) + 8000 * (len(run) - 1)) / 16000 for run in runs]
-        if sum(durations) < 20 * 16000:
-            assert len(runs) == 1
-        else:
-            assert all(20 <= length <= 120 for length in lengths), (case, lengths)
-        if len(runs) > 3:
-            spreads.append(max(lengths) - min(lengths))
-    assert np.median(spreads) > 40  # targets drawn across the range, not all alike
-
-
-def test_partition_long_keeps_a_short_split_whole_and_checks_its_bounds():
-    config = spoken_corpus.CorpusConfig()
-    assert spoken_corpus.partition_long([16000] * 5, config) == [[0, 1, 2, 3, 4]]
-    assert spoken_corpus.partition_long([], config) == []
-    with pytest.raises(ValueError, match="2 \\* min <= max"):
-        spoken_corpus.CorpusConfig(long_duration_s=(20.0, 30.0))
 
 
 def test_long_recordings_are_the_test_audio_joined_with_low_noise_pauses(tiny_tree):
@@ -368,7 +240,7 @@ def test_long_parameters_are_in_the_marker(tiny_tree):
     parameters = spoken_corpus.read_marker(root)["parameters"]
     assert parameters["long_duration_s"] == list(TINY_LONG_S)
     assert parameters["long_pause_s"] == 0.5
-    assert parameters["format_version"] == spoken_corpus.FORMAT_VERSION >= 2
+    assert parameters["format_version"] == spoken_plan.FORMAT_VERSION >= 2
     assert not spoken_corpus.corpus_is_complete(
         root, dataclasses.replace(config, long_duration_s=(3.0, 6.0))
     )

@@ -340,9 +340,9 @@ def uncached_search(model, inputs, beam_size, alpha=0.6):
     return ids.numpy(), scores.numpy()
 
 
-def test_transformer_beam_one_equals_greedy_decode(trained):
+def test_transformer_beam_one_equals_greedy_decode(trained, greedy_decode):
     model, inputs = trained
-    greedy = tf.function(lambda: model.greedy_decode(inputs, DECODE_LENGTH))().numpy()
+    greedy = tf.function(lambda: greedy_decode(model, inputs, DECODE_LENGTH))().numpy()
     ids, _ = cached_search(model, inputs, beam_size=1)
     np.testing.assert_array_equal(ids[:, 0], greedy)
 

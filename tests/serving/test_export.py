@@ -25,7 +25,7 @@ import pytest
 import soundfile
 import tensorflow as tf
 
-from t2t_lite import registry
+from t2t_lite import registry, run_dir
 from t2t_lite.data.audio_io import read_audio
 from t2t_lite.data.speech_problem import featurize
 from t2t_lite.decoding import trained_model
@@ -35,7 +35,6 @@ from t2t_lite.hparam import create_hparams
 from t2t_lite.models.checkpointable import model_weights
 from t2t_lite.serving import export
 from t2t_lite.serving.serving_module import featurize_batch
-from t2t_lite.training import run_dir
 from t2t_lite.training.losses import padded_cross_entropy, summed_ctc_loss
 
 # The repository is cloned with shared/ beside it (here and in CI).

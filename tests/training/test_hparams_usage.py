@@ -39,3 +39,20 @@ def test_speech_problem_hparams_are_read():
     hparams = problem.add_hparams(registry.hparams("transformer_speech_small"))
     assert hparams.audio_num_mel_bins == 80
     assert unread_settings(hparams, problem, {"audio_dither", "specaugment_freq_masks"}) == {}
+
+
+def test_the_model_named_by_the_run_declares_what_it_reads(monkeypatch):
+    class DeclaresWidth:
+        HPARAMS = ("hidden_size",)
+
+    class DeclaresNothing:
+        pass
+
+    models = {"declares_width": DeclaresWidth, "declares_nothing": DeclaresNothing}
+    builtin = registry.model
+    monkeypatch.setattr(registry, "model", lambda name: models.get(name) or builtin(name))
+    hparams = registry.hparams("transformer_base").parse("hidden_size=64,filter_size=128")
+    overridden = {"hidden_size", "filter_size"}
+    assert list(unread_settings(hparams, None, overridden, "declares_width")) == ["filter_size"]
+    assert unread_settings(hparams, None, overridden, "declares_nothing") == {}
+    assert unread_settings(hparams, None, overridden, "transformer") == {}

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from t2t_lite import run_dir
 from t2t_lite.hparam import create_hparams
 from t2t_lite.problems.algorithmic import AlgorithmicIdentityBinary40
-from t2t_lite.training import run_dir
 from t2t_lite.training.trainer import Trainer, TrainerConfig
 
 TINY = "hidden_size=32,filter_size=64,num_heads=2,batch_size=512,learning_rate_warmup_steps=10"
@@ -21,10 +21,6 @@ TINY = "hidden_size=32,filter_size=64,num_heads=2,batch_size=512,learning_rate_w
 class SmallIdentity(AlgorithmicIdentityBinary40):
     split_sizes = {"train": 2000, "dev": 64, "test": 64}
     num_shards = {"train": 1, "dev": 1, "test": 1}
-
-    @property
-    def name(self):
-        return "algorithmic_identity_binary40"
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +41,6 @@ def make_trainer(data_dir, output_dir, overrides, train_steps):
         save_checkpoints_steps=train_steps,
         iterations_per_loop=10,
         log_step_count_steps=10,
-        eval_decode_examples=0,
         random_seed=3,
     )
     run_dir.save_or_check_hparams(config.output_dir, hparams)

@@ -5,19 +5,16 @@ real decoding goes down between two evaluations."""
 import pytest
 import tensorflow as tf
 
+from t2t_lite import run_dir
+from t2t_lite.decoding.evaluation import DecodeEvaluator
 from t2t_lite.hparam import create_hparams
 from t2t_lite.problems.spoken_synth import SpokenSynth
-from t2t_lite.training import run_dir
 from t2t_lite.training.trainer import Trainer, TrainerConfig
 
 
 class SmallSpokenSynth(SpokenSynth):
     split_sizes = {"train": 240, "dev": 24, "test": 8}
     num_shards = {"train": 1, "dev": 1, "test": 1}
-
-    @property
-    def name(self):
-        return "spoken_synth"
 
 
 @pytest.mark.slow
@@ -31,16 +28,24 @@ def test_small_speech_set_trains_and_dev_wer_goes_down(tmp_path):
         data_dir=data_dir,
         train_steps=700,
         eval_steps=3,
-        local_eval_frequency=350,
         save_checkpoints_steps=700,
         iterations_per_loop=50,
         log_step_count_steps=100,
-        eval_decode_examples=24,
         random_seed=5,
     )
     run_dir.save_or_check_hparams(config.output_dir, hparams)
-    trainer = Trainer(problem, hparams, "transformer", config, tf.distribute.get_strategy())
-    trainer.train(evaluate_every=config.local_eval_frequency)
+    evaluator = DecodeEvaluator.factory(
+        hparams=hparams, problem=problem, data_dir=data_dir, max_examples=24
+    )
+    trainer = Trainer(
+        problem,
+        hparams,
+        "transformer",
+        config,
+        tf.distribute.get_strategy(),
+        make_eval_decoder=evaluator,
+    )
+    trainer.train(evaluate_every=350)
     results = run_dir.read_eval_results(config.output_dir)
     assert [r["step"] for r in results] == [350, 700]
     first, second = results

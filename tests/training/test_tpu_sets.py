@@ -10,11 +10,11 @@ import pytest
 import soundfile
 import tensorflow as tf
 
+from t2t_lite import run_dir
 from t2t_lite.data import pipeline
 from t2t_lite.data.problem import EVAL, TEST, TRAIN
 from t2t_lite.hparam import create_hparams
 from t2t_lite.problems.librispeech import LibrispeechCleanSmall
-from t2t_lite.training import run_dir
 from t2t_lite.training import trainer as trainer_module
 
 MINI = pathlib.Path(__file__).resolve().parents[3] / "shared" / "testdata" / "librispeech_mini"
@@ -42,10 +42,6 @@ LOOP = 5
 
 class TreeLibrispeech(LibrispeechCleanSmall):
     num_shards = {TRAIN: 1, EVAL: 1, TEST: 1}
-
-    @property
-    def name(self):
-        return "librispeech_clean_small"
 
 
 def write_tree(root: pathlib.Path, sizes: dict, seed: int = 0) -> None:
@@ -107,7 +103,6 @@ def test_tpu_set_trains_under_xla_with_static_shapes(hparams_set, data_dir, tmp_
         save_checkpoints_steps=STEPS,
         iterations_per_loop=LOOP,
         log_step_count_steps=STEPS,
-        eval_decode_examples=0,
         xla_compile=True,
         static_shapes=True,
         random_seed=1,

@@ -42,7 +42,7 @@ def run_step(title: str, command: list[str]) -> tuple[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work_dir", default="t2t_quickstart")
-    parser.add_argument("--train_steps", type=int, default=2500)
+    parser.add_argument("--train_steps", type=int, default=3000)
     parser.add_argument(
         "--decode_hparams", default="beam_size=4,alpha=0.6,batch_size=32,ctc_weight=0.3"
     )

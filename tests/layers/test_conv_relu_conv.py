@@ -161,16 +161,8 @@ def test_unsupported_cache_raises(kwargs, x):
         layer(x[:, :1], cache=layer.initial_cache(2, CHANNELS))
 
 
-def test_dropout_only_in_training(x):
-    layer = ConvReluConv(16, CHANNELS, dropout=0.5)
-    inference = layer(x).numpy()
-    np.testing.assert_array_equal(layer(x, training=False).numpy(), inference)
-    assert not np.allclose(layer(x, training=True).numpy(), inference)
-
-
-def test_mixed_bfloat16(mixed_bfloat16, x):
+def test_cached_step_under_mixed_bfloat16(mixed_bfloat16, x):
     layer = ConvReluConv(16, CHANNELS, padding="LEFT")
-    assert layer(x).dtype == tf.bfloat16
     output, cache = layer(x[:, :1], cache=layer.initial_cache(2, CHANNELS))
     assert output.dtype == tf.bfloat16 and cache.dtype == tf.bfloat16
 
@@ -191,36 +183,35 @@ def test_bad_arguments_raise(kwargs, message):
         ConvReluConv(**args)
 
 
-def test_get_config_round_trip():
-    layer = ConvReluConv(
-        16,
-        8,
-        first_kernel_size=5,
-        second_kernel_size=1,
-        padding="LEFT",
-        dropout=0.1,
-        dropout_broadcast_dims=(1,),
-    )
-    clone = ConvReluConv.from_config(layer.get_config())
-    assert clone.get_config() == layer.get_config()
-
-
-def test_weights_round_trip(tmp_path, x):
-    inputs = keras.Input((None, CHANNELS))
-    nonpadding = keras.Input((None,))
-    outputs = ConvReluConv(16, 4, padding="SAME")(inputs, nonpadding_mask=nonpadding)
-    model = keras.Model([inputs, nonpadding], outputs)
-    mask = np.ones((2, LENGTH), "float32")
-    path = tmp_path / "ffn.keras"
-    model.save(path)
-    restored = keras.models.load_model(path)
-    np.testing.assert_allclose(
-        restored.predict([x, mask], verbose=0), model.predict([x, mask], verbose=0), atol=1e-6
-    )
-
-
 def test_first_call_may_be_a_decode_step(x):
     # A decoder restored for decoding first sees one step, shorter than the kernel.
     layer = ConvReluConv(16, CHANNELS, first_kernel_size=3, padding="LEFT")
     step, _ = layer(x[:, :1], cache=layer.initial_cache(2, CHANNELS))
     np.testing.assert_allclose(step.numpy(), layer(x).numpy()[:, :1], atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "kwargs, expected_params",
+    [
+        # conv1: 3 taps of [8, 16] + bias 16; conv2: 1 tap of [16, 4] + bias 4.
+        (dict(output_size=4, padding="SAME"), 468),  # 384 + 16 + 64 + 4
+        # conv1: 5 taps of [8, 16] + bias 16; conv2: 1 tap of [16, 8] + bias 8.
+        (
+            dict(output_size=8, first_kernel_size=5, padding="LEFT", dropout_broadcast_dims=(1,)),
+            792,  # 640 + 16 + 128 + 8
+        ),
+    ],
+    ids=["same", "left"],
+)
+def test_layer_contract(run_layer_test, kwargs, expected_params, x):
+    nonpadding = np.ones((2, LENGTH), "float32")
+    nonpadding[1, 4:] = 0.0
+    run_layer_test(
+        ConvReluConv,
+        dict(filter_size=16, second_kernel_size=1, dropout=0.5, **kwargs),
+        dict(x=x, nonpadding_mask=nonpadding),
+        expected_output_shape=(2, LENGTH, kwargs["output_size"]),
+        expected_num_trainable_weights=4,  # kernel and bias of each conv
+        expected_trainable_params=expected_params,
+        supports_dropout=True,
+    )

@@ -1,7 +1,5 @@
-import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from t2t_lite.layers import DenseReluDense
 
@@ -24,19 +22,6 @@ def test_matches_numpy(x):
     np.testing.assert_allclose(layer(x).numpy(), expected, atol=1e-5)
 
 
-def test_dropout_only_in_training(x):
-    layer = DenseReluDense(32, 8, dropout=0.5)
-    inference = layer(x).numpy()
-    np.testing.assert_array_equal(layer(x, training=False).numpy(), inference)
-    assert not np.allclose(layer(x, training=True).numpy(), inference)
-
-
-def test_mixed_bfloat16(mixed_bfloat16, x):
-    layer = DenseReluDense(32, 8)
-    assert layer(x).dtype == tf.bfloat16
-    assert all(w.dtype == "float32" for w in layer.weights)
-
-
 @pytest.mark.parametrize(
     "kwargs, message",
     [
@@ -53,19 +38,19 @@ def test_bad_arguments_raise(kwargs, message):
         DenseReluDense(**args)
 
 
-def test_get_config_round_trip():
-    layer = DenseReluDense(
-        32, 8, dropout=0.1, dropout_broadcast_dims=(1,), kernel_initializer="zeros"
-    )
-    clone = DenseReluDense.from_config(layer.get_config())
-    assert clone.get_config() == layer.get_config()
-
-
-def test_weights_round_trip(tmp_path, x):
-    model = keras.Sequential([keras.Input((None, 8)), DenseReluDense(16, 4)])
-    path = tmp_path / "ffn.keras"
-    model.save(path)
-    restored = keras.models.load_model(path)
-    np.testing.assert_allclose(
-        restored.predict(x, verbose=0), model.predict(x, verbose=0), atol=1e-6
+def test_layer_contract(run_layer_test, x):
+    run_layer_test(
+        DenseReluDense,
+        dict(
+            filter_size=32,
+            output_size=12,
+            dropout=0.5,
+            dropout_broadcast_dims=(1,),
+            kernel_initializer="he_normal",
+        ),
+        x,
+        expected_output_shape=(2, 5, 12),
+        expected_num_trainable_weights=4,  # kernel and bias of each Dense
+        expected_trainable_params=684,  # 8 * 32 + 32 (filter) + 32 * 12 + 12 (output)
+        supports_dropout=True,
     )

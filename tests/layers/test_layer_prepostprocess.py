@@ -1,4 +1,3 @@
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -123,31 +122,32 @@ def test_norm_in_float32_under_mixed_bfloat16(mixed_bfloat16, x, previous, norm_
     np.testing.assert_allclose(out.numpy().astype("float32"), expected, atol=5e-2)
 
 
-def test_get_config_round_trip():
-    layer = LayerPrePostProcess(
-        "dan",
-        dropout=0.2,
-        norm_type="rms",
-        norm_epsilon=1e-5,
-        dropout_broadcast_dims=(1,),
-        name="post",
-    )
-    clone = LayerPrePostProcess.from_config(layer.get_config())
-    assert clone.get_config() == layer.get_config()
-
-
-def test_weights_round_trip(tmp_path, x, previous):
-    inputs = keras.Input((None, 8))
-    residual = keras.Input((None, 8))
-    outputs = LayerPrePostProcess("an")(inputs, previous=residual)
-    model = keras.Model([inputs, residual], outputs)
-    # Non-default norm weights, so the round trip is not trivially satisfied.
-    model.set_weights([np.full(w.shape, 0.5 + i, "float32") for i, w in enumerate(model.weights)])
-    path = tmp_path / "post.keras"
-    model.save(path)
-    restored = keras.models.load_model(path)
-    np.testing.assert_allclose(
-        restored.predict([x, previous], verbose=0),
-        model.predict([x, previous], verbose=0),
-        atol=1e-6,
+@pytest.mark.parametrize(
+    "kwargs, num_weights, expected_params",
+    [
+        (dict(sequence="an"), 2, 16),  # one LayerNormalization: gamma 8 + beta 8
+        (
+            dict(
+                sequence="dan",
+                dropout=0.5,
+                norm_type="rms",
+                norm_epsilon=1e-5,
+                dropout_broadcast_dims=(1,),
+                name="post",
+            ),
+            1,
+            8,  # one RMSNormalization: scale 8
+        ),
+    ],
+    ids=["an_layer_norm", "dan_rms_norm"],
+)
+def test_layer_contract(run_layer_test, kwargs, num_weights, expected_params, x, previous):
+    run_layer_test(
+        LayerPrePostProcess,
+        kwargs,
+        dict(x=x, previous=previous),
+        expected_output_shape=(2, 5, 8),
+        expected_num_trainable_weights=num_weights,
+        expected_trainable_params=expected_params,
+        supports_dropout="dropout" in kwargs,
     )

@@ -1,6 +1,5 @@
 """MultiHeadAttention: T2T numerics, masks, the decode cache, relative self-attention."""
 
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -135,13 +134,6 @@ def test_cross_attention_with_memory_cache_equals_direct(rng):
         np.testing.assert_allclose(output.numpy(), direct[:, t : t + 1], atol=1e-5)
 
 
-def test_dropout_only_in_training(inputs):
-    layer = MultiHeadAttention(HEADS, HIDDEN, HIDDEN, HIDDEN, dropout=0.5)
-    inference = layer(inputs).numpy()
-    np.testing.assert_array_equal(layer(inputs, training=False).numpy(), inference)
-    assert not np.allclose(layer(inputs, training=True).numpy(), inference)
-
-
 def test_dropout_broadcast_dims(inputs):
     # Broadcasting over all four dims leaves one coin flip for the whole
     # [batch, heads, query, key] weights: all kept (scaled by 2) or all dropped.
@@ -184,38 +176,6 @@ def test_mixed_bfloat16_cached_decoding(mixed_bfloat16, inputs):
     stepped, cache = decode_step_by_step(layer, inputs)
     assert cache.dtype == tf.bfloat16
     np.testing.assert_allclose(stepped, full.numpy().astype("float32"), atol=5e-2)
-
-
-def test_get_config_round_trip():
-    layer = MultiHeadAttention(
-        2,
-        8,
-        8,
-        4,
-        dropout=0.1,
-        dropout_broadcast_dims=(1,),
-        kernel_initializer="he_normal",
-        name="attention",
-    )
-    clone = MultiHeadAttention.from_config(layer.get_config())
-    assert clone.get_config() == layer.get_config()
-
-
-def test_saved_model_round_trip(tmp_path, rng):
-    query = keras.Input((None, HIDDEN))
-    memory = keras.Input((None, 12))
-    outputs = MultiHeadAttention(HEADS, HIDDEN, HIDDEN, 8)(query, memory=memory)
-    model = keras.Model([query, memory], outputs)
-    data = [
-        rng.normal(size=(2, 3, HIDDEN)).astype("float32"),
-        rng.normal(size=(2, 5, 12)).astype("float32"),
-    ]
-    path = tmp_path / "attention.keras"
-    model.save(path)
-    restored = keras.models.load_model(path)
-    np.testing.assert_allclose(
-        restored.predict(data, verbose=0), model.predict(data, verbose=0), atol=1e-6
-    )
 
 
 def test_memory_cache_on_an_unbuilt_layer(rng):
@@ -328,8 +288,43 @@ def test_bad_max_relative_position_raises(value):
         MultiHeadAttention(HEADS, HIDDEN, HIDDEN, HIDDEN, max_relative_position=value)
 
 
-def test_relative_get_config_round_trip():
-    layer = MultiHeadAttention(2, 8, 8, 4, max_relative_position=5)
-    config = layer.get_config()
-    assert config["max_relative_position"] == 5
-    assert MultiHeadAttention.from_config(config).get_config() == config
+@pytest.mark.parametrize(
+    "kwargs, query_length, memory_channels, expected_params",
+    [
+        (
+            dict(dropout_broadcast_dims=(1,), kernel_initializer="he_normal", name="attention"),
+            LENGTH,
+            None,
+            1024,  # query, key, value, output kernels: 4 * 16 * 16, no biases
+        ),
+        # Encoder-decoder attention: keys and values projected from 12 channels.
+        (dict(output_channels=8), 3, 12, 768),  # 16 * 16 + 2 * 12 * 16 + 16 * 8
+        # Relative: 2 tables of 2 * MAX_DISTANCE + 1 = 5 rows of depth 16 / 2 = 8.
+        (dict(max_relative_position=MAX_DISTANCE), LENGTH, None, 1104),  # 1024 + 2 * 5 * 8
+    ],
+    ids=["self_attention", "encoder_decoder_attention", "relative_self_attention"],
+)
+def test_layer_contract(run_layer_test, kwargs, query_length, memory_channels, expected_params):
+    rng = np.random.default_rng(2)
+    inputs = dict(query=rng.normal(size=(2, query_length, HIDDEN)).astype("float32"))
+    key_length = query_length
+    if memory_channels:
+        key_length = 5
+        inputs["memory"] = rng.normal(size=(2, key_length, memory_channels)).astype("float32")
+    # The second example has 2 padded keys; causal on top for self-attention.
+    mask = np.ones((2, query_length, key_length), bool)
+    mask[1, :, -2:] = False
+    if not memory_channels:
+        mask &= causal_mask(query_length)
+    inputs["attention_mask"] = mask
+    init_kwargs = dict(num_heads=HEADS, key_channels=HIDDEN, value_channels=HIDDEN)
+    init_kwargs.update(dict(output_channels=HIDDEN, dropout=0.5), **kwargs)
+    run_layer_test(
+        MultiHeadAttention,
+        init_kwargs,
+        inputs,
+        expected_output_shape=(2, query_length, init_kwargs["output_channels"]),
+        expected_num_trainable_weights=6 if "max_relative_position" in kwargs else 4,
+        expected_trainable_params=expected_params,
+        supports_dropout=True,
+    )

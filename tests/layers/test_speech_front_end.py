@@ -1,4 +1,3 @@
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -161,37 +160,24 @@ def test_no_mask_means_all_real(front_end):
     assert mask.numpy().tolist() == [[1.0, 1.0, 1.0]] * 2
 
 
-def test_mixed_bfloat16(mixed_bfloat16):
-    layer = SpeechFrontEnd(HIDDEN, num_filters=8)
-    outputs, _ = layer(features(9), np.ones((2, 9), "float32"))
-    assert outputs.dtype == tf.bfloat16
-    assert all(w.dtype == "float32" for w in layer.weights)
-
-
 def test_too_few_bins_raise():
     with pytest.raises(ValueError, match="at least 7 frequency bins"):
         SpeechFrontEnd(HIDDEN, num_filters=4)(np.zeros((1, 8, 6, 1), "float32"))
 
 
-def test_get_config_round_trip():
-    layer = SpeechFrontEnd(HIDDEN, num_filters=4, kernel_initializer="he_uniform")
-    clone = SpeechFrontEnd.from_config(layer.get_config())
-    assert clone.get_config() == layer.get_config()
-
-
-def test_weights_round_trip(tmp_path):
-    data = keras.Input((None, 20, 1))
-    mask = keras.Input((None,))
-    outputs, reduced = SpeechFrontEnd(HIDDEN, num_filters=4)(data, mask)
-    model = keras.Model([data, mask], [outputs, reduced])
-    batch = [
-        np.random.default_rng(5).normal(size=(2, 9, 20, 1)).astype("float32"),
-        np.ones((2, 9), "float32"),
-    ]
-    path = tmp_path / "front_end.keras"
-    model.save(path)
-    restored = keras.models.load_model(path)
-    for got, want in zip(
-        restored.predict(batch, verbose=0), model.predict(batch, verbose=0), strict=True
-    ):
-        np.testing.assert_allclose(got, want, atol=1e-6)
+def test_layer_contract(run_layer_test):
+    # 20 bins -> 9 -> 4 after the two stride-2 blocks; 9 frames -> 5 -> 3.
+    data = np.random.default_rng(5).normal(size=(2, 9, 20, 1)).astype("float32")
+    mask = np.ones((2, 9), "float32")
+    mask[1, 6:] = 0.0
+    run_layer_test(
+        SpeechFrontEnd,
+        dict(hidden_size=HIDDEN, num_filters=4, kernel_initializer="he_uniform"),
+        dict(features=data, nonpadding_mask=mask),
+        expected_output_shape=[(2, 3, HIDDEN), (2, 3)],
+        # 3 kernels (no biases), a gamma and a beta in each of the 3 LayerNorms.
+        expected_num_trainable_weights=9,
+        # conv1 3 * 3 * 1 * 4 + norm 2 * 4, conv2 3 * 3 * 4 * 4 + norm 2 * 4,
+        # fold conv 3 * 4 * 4 * 16 + norm 2 * 16: 36 + 8 + 144 + 8 + 768 + 32
+        expected_trainable_params=996,
+    )

@@ -1,6 +1,5 @@
 """TransformerDecoderLayer: causality, cached decoding equals full, config."""
 
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -61,17 +60,43 @@ def test_cached_step_compiles_under_xla(rng):
     np.testing.assert_allclose(compiled, eager, atol=1e-5)
 
 
-def test_config_round_trip_and_weights(rng, tmp_path):
-    layer = TransformerDecoderLayer(
-        16, 32, 4, ffn_layer="conv_relu_conv", has_encoder_attention=False, name="dec"
+@pytest.mark.parametrize(
+    "kwargs, num_weights, expected_params",
+    [
+        (
+            dict(
+                num_heads=4,
+                ffn_layer="conv_relu_conv",
+                has_encoder_attention=False,
+                layer_prepostprocess_dropout=0.5,
+                name="dec",
+            ),
+            12,  # 2 LayerNorms x (gamma, beta), 4 attention kernels, 2 convs x (kernel, bias)
+            # norms 2 * (16 + 16), attention 4 * 16 * 16,
+            # conv1 3 * 16 * 32 + 32, conv2 32 * 16 + 16: 64 + 1024 + 1568 + 528
+            3184,
+        ),
+        (
+            dict(num_heads=2, key_channels=8, value_channels=8, attention_dropout=0.5),
+            18,  # 3 LayerNorms x 2, 2 attentions x 4 kernels, 2 Dense x (kernel, bias)
+            # norms 3 * (16 + 16), each attention 3 * 16 * 8 + 8 * 16,
+            # dense 16 * 32 + 32 + 32 * 16 + 16: 96 + 2 * 512 + 1072
+            2192,
+        ),
+    ],
+    ids=["decoder_only_conv_relu_conv", "encoder_decoder_dense_relu_dense"],
+)
+def test_layer_contract(run_layer_test, rng, kwargs, num_weights, expected_params):
+    inputs = dict(x=rng.normal(size=(2, 5, 16)).astype("float32"))
+    if kwargs.get("has_encoder_attention", True):
+        inputs["memory"] = rng.normal(size=(2, 4, 16)).astype("float32")
+        inputs["memory_mask"] = np.array([[1, 1, 1, 0], [1, 1, 1, 1]], "float32")
+    run_layer_test(
+        TransformerDecoderLayer,
+        dict(hidden_size=16, filter_size=32, **kwargs),
+        inputs,
+        expected_output_shape=(2, 5, 16),
+        expected_num_trainable_weights=num_weights,
+        expected_trainable_params=expected_params,
+        supports_dropout=True,
     )
-    x = rng.normal(size=(2, 5, 16)).astype("float32")
-    inputs = keras.Input((5, 16))
-    model = keras.Model(inputs, layer(inputs))
-    path = str(tmp_path / "decoder.keras")
-    model.save(path)
-    restored = keras.models.load_model(path)
-    np.testing.assert_allclose(restored(x), model(x), atol=1e-6)
-    clone = TransformerDecoderLayer.from_config(layer.get_config())
-    assert clone.get_config() == layer.get_config()
-    assert clone.has_encoder_attention is False

@@ -1,6 +1,5 @@
 """TransformerEncoderLayer: padding invariance, T2T's residual structure, config."""
 
-import keras
 import numpy as np
 import pytest
 
@@ -43,23 +42,48 @@ def test_unknown_ffn_layer_is_rejected():
         TransformerEncoderLayer(8, 16, 2, ffn_layer="moe")
 
 
-def test_config_round_trip_and_weights(rng, tmp_path):
-    layer = TransformerEncoderLayer(
-        16,
-        32,
-        4,
-        ffn_layer="conv_relu_conv",
-        conv_first_kernel=5,
-        attention_dropout=0.1,
-        relu_dropout_broadcast_dims=(1,),
-        name="enc",
+@pytest.mark.parametrize(
+    "kwargs, num_weights, expected_params",
+    [
+        (
+            dict(
+                num_heads=4,
+                ffn_layer="conv_relu_conv",
+                conv_first_kernel=5,
+                attention_dropout=0.1,
+                relu_dropout_broadcast_dims=(1,),
+                name="enc",
+            ),
+            12,  # 2 LayerNorms x (gamma, beta), 4 attention kernels, 2 convs x (kernel, bias)
+            # norms 2 * (16 + 16), attention 4 * 16 * 16,
+            # conv1 5 * 16 * 32 + 32, conv2 32 * 16 + 16: 64 + 1024 + 2592 + 528
+            4208,
+        ),
+        (
+            dict(
+                num_heads=2,
+                ffn_layer="dense_relu_dense",
+                norm_type="rms",
+                max_relative_position=2,
+                relu_dropout=0.5,
+                relu_dropout_broadcast_dims=(1,),
+            ),
+            12,  # 2 RMS scales, 4 attention kernels + 2 relative tables, 2 x (kernel, bias)
+            # norms 2 * 16, attention 4 * 16 * 16 + 2 tables * 5 * 8,
+            # dense 16 * 32 + 32 + 32 * 16 + 16: 32 + 1104 + 1072
+            2208,
+        ),
+    ],
+    ids=["conv_relu_conv", "dense_relu_dense_relative_rms"],
+)
+def test_layer_contract(run_layer_test, rng, kwargs, num_weights, expected_params):
+    mask = np.array([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]], "float32")
+    run_layer_test(
+        TransformerEncoderLayer,
+        dict(hidden_size=16, filter_size=32, layer_prepostprocess_dropout=0.5, **kwargs),
+        dict(x=rng.normal(size=(2, 6, 16)).astype("float32"), nonpadding_mask=mask),
+        expected_output_shape=(2, 6, 16),
+        expected_num_trainable_weights=num_weights,
+        expected_trainable_params=expected_params,
+        supports_dropout=True,
     )
-    x = rng.normal(size=(2, 5, 16)).astype("float32")
-    inputs = keras.Input((5, 16))
-    model = keras.Model(inputs, layer(inputs))
-    path = str(tmp_path / "encoder.keras")
-    model.save(path)
-    restored = keras.models.load_model(path)
-    np.testing.assert_allclose(restored(x), model(x), atol=1e-6)
-    clone = TransformerEncoderLayer.from_config(layer.get_config())
-    assert clone.get_config() == layer.get_config()

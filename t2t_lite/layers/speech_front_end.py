@@ -146,12 +146,33 @@ class SpeechFrontEnd(keras.layers.Layer):
             x = ops.pad(x, [[0, 0], [0, 2], [0, 0], [0, 0]])
             x = self._norm_relu(norm, block_conv(x))
             mask = mask[:, ::2]
-        x = _mask_frames(x, mask)
-        # T2T's [0, 2]: output t sees reduced frames t .. t+2.
-        x = ops.pad(x, [[0, 0], [0, 2], [0, 0], [0, 0]])
-        x = self._norm_relu(self._fold_norm, ops.squeeze(self._fold_conv(x), axis=2))
+        x = self._fold(_mask_frames(x, mask))
+        x = self._norm_relu(self._fold_norm, x)
         # The norm's bias makes padded frames non-zero again.
         return _mask_frames(x, mask), mask
+
+    def _fold(self, x):
+        """The fold convolution `[batch, frames, bins, filters] -> [batch, frames, hidden]`.
+
+        Output `t` sees frames `t .. t+2` (T2T pads 2 zero frames on the
+        right) across every bin, so it is `sum_k x[t + k] @ W_k` with `x`'s
+        bins and filters flattened. One matmul gives every frame's three
+        products, `[batch, frames, 3, hidden]`, and shifted sums add them:
+        the same sums as the convolution, in half its training time on CPU
+        (oneDNN runs a kernel as wide as its input poorly; a matmul well).
+        `_fold_conv` owns the kernel, so checkpoints keep their layout.
+        """
+        batch, frames = ops.shape(x)[0], ops.shape(x)[1]
+        taps, bins, filters, hidden = self._fold_conv.kernel.shape
+        # [taps, bins, filters, hidden] -> [bins * filters, taps * hidden]
+        kernel = ops.reshape(
+            ops.transpose(ops.cast(self._fold_conv.kernel, self.compute_dtype), [1, 2, 0, 3]),
+            [bins * filters, taps * hidden],
+        )
+        products = ops.matmul(ops.reshape(x, [batch, frames, bins * filters]), kernel)
+        products = ops.reshape(products, [batch, frames, taps, hidden])
+        products = ops.pad(products, [[0, 0], [0, taps - 1], [0, 0], [0, 0]])
+        return sum(products[:, k : k + frames, k] for k in range(taps))
 
     def _norm_relu(self, norm, x):
         return ops.relu(ops.cast(norm(ops.cast(x, "float32")), self.compute_dtype))

@@ -89,7 +89,7 @@ def greedy_decode(
     """
     if use_cache:
         state = model.initial_decode_cache(features, decode_length, batch_size)
-        batch_size = ops.shape(state["layer_0"]["self_attention"])[0]
+        batch_size = ops.shape(state["layer_0"]["self_attention"][0])[0]
     else:
         memory, memory_mask = (None, None)
         if model.has_inputs:

@@ -17,9 +17,9 @@ class TransformerDecoderLayer(TransformerLayerBase):
 
     Incremental decoding passes one position and a cache, a dict of tensors
     with static shapes made by `initial_cache`:
-    `self_attention` `[batch, 2, max_length, heads, depth]` (written at
-    `cache_update_index`), `memory` `[batch, 2, memory_length, heads, depth]`
-    (encoder keys/values, computed once) and, for `conv_relu_conv`, `ffn`
+    `self_attention` `(keys, values)`, `[batch, heads, max_length, depth]`
+    each (written at `cache_update_index`), `memory` `(keys, values)`,
+    `[batch, heads, memory_length, depth]` each (computed once) and, for `conv_relu_conv`, `ffn`
     `[batch, conv_first_kernel - 1, hidden]` (the last inputs).
 
     Args:

@@ -360,7 +360,7 @@ class Transformer(keras.Model):
         Returns:
             `(logits [batch, vocab] float32, new_cache)`.
         """
-        max_length = cache["layer_0"]["self_attention"].shape[2]
+        max_length = cache["layer_0"]["self_attention"][0].shape[2]
         y = self.target_embedding(ops.cast(previous_ids, "int32")[:, None])
         y = self._add_position(y, start_index=step)
         self_attention_mask = (ops.arange(max_length) <= step)[None, None, :]

@@ -107,7 +107,7 @@ def test_cached_decoding_equals_full_causal(self_attention, inputs):
     full = self_attention(inputs, attention_mask=causal_mask(LENGTH)).numpy()
     stepped, cache = decode_step_by_step(self_attention, inputs)
     np.testing.assert_allclose(stepped, full, atol=1e-5)
-    assert cache.shape == (2, 2, LENGTH, HEADS, HIDDEN // HEADS)
+    assert [c.shape for c in cache] == [(2, HEADS, LENGTH, HIDDEN // HEADS)] * 2
 
 
 def test_cached_step_under_xla_matches_eager(self_attention, inputs):
@@ -115,7 +115,8 @@ def test_cached_step_under_xla_matches_eager(self_attention, inputs):
     eager, eager_cache = decode_step_by_step(self_attention, inputs)
     xla, xla_cache = decode_step_by_step(self_attention, inputs, step_fn=compiled)
     np.testing.assert_allclose(xla, eager, atol=1e-5)
-    np.testing.assert_allclose(xla_cache.numpy(), eager_cache.numpy(), atol=1e-5)
+    for xla_part, eager_part in zip(xla_cache, eager_cache, strict=True):
+        np.testing.assert_allclose(xla_part.numpy(), eager_part.numpy(), atol=1e-5)
 
 
 def test_cross_attention_with_memory_cache_equals_direct(rng):
@@ -125,12 +126,12 @@ def test_cross_attention_with_memory_cache_equals_direct(rng):
     memory_mask = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], bool)[:, None, :]
     direct = layer(query, memory=memory, attention_mask=memory_mask).numpy()
     memory_cache = layer.compute_memory_cache(memory)
-    assert memory_cache.shape == (2, 2, 5, HEADS, HIDDEN // HEADS)
+    assert [c.shape for c in memory_cache] == [(2, HEADS, 5, HIDDEN // HEADS)] * 2
     for t in range(3):
         output, returned = layer(
             query[:, t : t + 1], attention_mask=memory_mask, cache=memory_cache
         )
-        assert returned is memory_cache
+        assert all(r is m for r, m in zip(returned, memory_cache, strict=True))
         np.testing.assert_allclose(output.numpy(), direct[:, t : t + 1], atol=1e-5)
 
 
@@ -162,10 +163,13 @@ def test_bad_arguments_raise(kwargs, message):
         MultiHeadAttention(**args)
 
 
-def test_cache_needs_equal_key_and_value_channels():
-    layer = MultiHeadAttention(2, 8, 4, 8)
-    with pytest.raises(ValueError, match="key_channels == value_channels"):
-        layer.initial_cache(1, 4)
+def test_cache_with_different_key_and_value_channels(rng):
+    layer = MultiHeadAttention(2, 8, 4, 6)
+    inputs = rng.normal(size=(2, LENGTH, 8)).astype("float32")
+    full = layer(inputs, attention_mask=causal_mask(LENGTH)).numpy()
+    stepped, cache = decode_step_by_step(layer, inputs)
+    np.testing.assert_allclose(stepped, full, atol=1e-5)
+    assert [c.shape for c in cache] == [(2, 2, LENGTH, 4), (2, 2, LENGTH, 2)]
 
 
 def test_mixed_bfloat16_cached_decoding(mixed_bfloat16, inputs):
@@ -174,7 +178,7 @@ def test_mixed_bfloat16_cached_decoding(mixed_bfloat16, inputs):
     assert full.dtype == tf.bfloat16
     assert layer.weights[0].dtype == "float32"
     stepped, cache = decode_step_by_step(layer, inputs)
-    assert cache.dtype == tf.bfloat16
+    assert [c.dtype for c in cache] == [tf.bfloat16] * 2
     np.testing.assert_allclose(stepped, full.numpy().astype("float32"), atol=5e-2)
 
 

@@ -312,8 +312,8 @@ class MultiHeadAttention(keras.layers.Layer):
         logits = ops.cast(logits, "float32")
         if attention_mask is not None:
             # [batch, query, key] -> [batch, 1 (heads), query, key].
-            mask = ops.expand_dims(ops.cast(attention_mask, "float32"), -3)
-            logits = logits + (1.0 - mask) * _MASK_NEGATIVE
+            mask = ops.expand_dims(ops.cast(attention_mask, "bool"), -3)
+            logits = ops.where(mask, logits, logits + _MASK_NEGATIVE)
         weights = ops.cast(ops.softmax(logits, axis=-1), self.compute_dtype)
         if self._dropout_layer is not None:
             weights = self._dropout_layer(weights, training=training)

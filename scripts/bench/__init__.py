@@ -1,16 +1,79 @@
-"""t2t-lite's benchmark suite, driven by `scripts/bench.py`.
+"""t2t-lite's benchmarks (`scripts/bench.py`): one process per contender, both ends of its pipe.
 
-Modules, in the order a reader needs them:
-
-- `sizes`: the dimensions every contender shares (flags and presets);
-- `flops`: the analytic FLOP count of one training step;
-- `data`, `audio`: the batches and the synthetic speech all contenders see;
-- `runner`, `worker`: one subprocess per contender, driven over a pipe, so
-  that repetitions alternate between contenders and each one's peak memory
-  is its own;
-- `t2t_side`, `torch_side`, `keras_side`, `matmul`, `featurize`: the
-  contenders themselves (heavy imports happen only inside a worker);
-- `sections`: the four comparisons; `report`: tables, ratios and goals;
-- `profile`: per-op timing of t2t-lite's training steps, cached decoding
-  and input pipeline (`--profile`), to show what dominates the time.
+Modules: `common` (sizes, FLOP count, inputs, librosa), `t2t` (t2t-lite and
+TF's matmul limit), `torch_peer`, `keras_peer` (plain Keras and keras-hub).
+Only the standard library is imported here: a worker sets its environment and
+pins its cores before any numeric library loads.
 """
+
+import importlib
+import multiprocessing
+import os
+import resource
+import time
+import traceback
+from pathlib import Path
+
+
+def serve(conn, kind: str, params: dict, sizes, cores, env: dict, log: str, warmup) -> None:
+    """The worker: environment and cores first, then import and build `kind`
+    ("module.Class"), `run(**kwargs)` it for each `warmup` kwargs (`sizes.warmup`
+    times), reply `ready`, then answer `(method, kwargs)` until None. "memory" gives
+    peak and after-imports RSS in MiB; an exception is sent back as `{"error": ...}`."""
+    with open(log, "ab", buffering=0) as file:  # library logs and stray prints
+        os.dup2(file.fileno(), 1)
+        os.dup2(file.fileno(), 2)
+    os.environ.update(env)
+    if cores:
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:cores])
+    try:
+        module, name = kind.split(".")
+        factory = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        with open("/proc/self/status", encoding="ascii") as status:
+            baseline = next(int(line.split()[1]) / 1024 for line in status if "VmRSS" in line)
+        contender = factory(sizes, **params, **({"cores": cores} if cores else {}))
+        for kwargs in list(warmup) * sizes.warmup:
+            contender.run(**kwargs)
+        conn.send({"ready": True})
+        while (request := conn.recv()) is not None:
+            method, kwargs = request
+            if method == "memory":
+                peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+                conn.send({"peak_rss_mb": peak, "baseline_rss_mb": baseline})
+            else:  # timed whole (its result is ready on return) unless it gives "seconds"
+                start = time.perf_counter()
+                reply = getattr(contender, method)(**kwargs)
+                conn.send({"seconds": time.perf_counter() - start, **reply})
+    except EOFError:
+        pass
+    except Exception:  # noqa: BLE001 - the parent reports it
+        conn.send({"error": traceback.format_exc()})
+
+
+class Worker:
+    """The parent's end: starts `serve` in a spawned process; `call` is one request and reply."""
+
+    def __init__(self, name, kind, sizes, log_dir, cores=None, env=None, warmup=(), **params):
+        context = multiprocessing.get_context("spawn")
+        self.name, self.error, self.log = name, None, f"{log_dir}/{name.replace('/', '-')}.log"
+        self.conn, child = context.Pipe()
+        self.process = context.Process(
+            target=serve, args=(child, kind, params, sizes, cores, env or {}, self.log, warmup))
+        self.process.start()
+        child.close()  # a worker that dies is then an EOFError here
+
+    def call(self, method=None, **kwargs) -> dict:
+        """Sends `(method, kwargs)` (None: only waits for `ready`) and returns the reply."""
+        if not self.error:
+            try:
+                self.conn.send((method, kwargs)) if method else None
+                reply = self.conn.recv()
+            except (EOFError, OSError):
+                self.process.join(5)
+                tail = Path(self.log).read_text(errors="replace").splitlines()[-20:]
+                reply = {"error": "\n".join([f"exit code {self.process.exitcode}", *tail])}
+            if "error" not in reply:
+                return reply
+            self.error = reply["error"]
+        lines = [line.strip() for line in self.error.splitlines() if line.strip()]
+        raise RuntimeError(f"{self.name}: {lines[-1] if lines else 'failed'}")

@@ -399,7 +399,9 @@ def spec_augment(
         return features
     seeds = _stateless_seeds(seed, num=4)
     num_frames, num_bins = tf.shape(features)[0], tf.shape(features)[1]
-    masked = tf.zeros_like(features, dtype=tf.bool)
+    # The masks stay [frames or 1, bins or 1, 1] and broadcast in the one
+    # `where`: no full-size boolean tensors to make and combine.
+    masked = tf.zeros([1, 1, 1], tf.bool)
     if num_freq_masks > 0:
         freq_mask = _band_mask(num_bins, num_freq_masks, freq_mask_width, seeds[:2])
         masked |= freq_mask[tf.newaxis, :, tf.newaxis]

@@ -192,6 +192,12 @@ class Trainer:
             self._train_loop = make_train_loop(self.strategy, replica_step, config.xla_compile)
         if config.static_shapes:
             logging.info("%s", pipeline.static_shapes_summary(self.problem, self.hparams))
+        logging.info(
+            "precision: activations %s, variables %s (hparam activation_dtype=%s)",
+            self.model.compute_dtype,
+            self.model.variable_dtype,
+            self.hparams.activation_dtype,
+        )
         if self.chief:
             self.report_lengths()
         dataset = self.strategy.distribute_datasets_from_function(

@@ -44,8 +44,8 @@ def serve(conn, kind: str, params: dict, sizes, cores, env: dict, log: str, warm
                 start = time.perf_counter()
                 reply = getattr(contender, method)(**kwargs)
                 conn.send({"seconds": time.perf_counter() - start, **reply})
-    except EOFError:
-        pass
+    except EOFError:  # the parent closed the pipe (or was killed): nothing to answer
+        return
     except Exception:  # noqa: BLE001 - the parent reports it
         conn.send({"error": traceback.format_exc()})
 

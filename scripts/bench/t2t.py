@@ -151,9 +151,8 @@ class Featurize:
         hparams = problem.add_hparams(registry.hparams("transformer_librispeech_v2"))
         hparams.override_from_dict(dict(batch_size=sizes.batch, use_fixed_batch_size=True,
                                         specaugment_freq_masks=2, specaugment_time_masks=2))
-        options = tf.data.Options()
+        options = tf.data.Options()  # the pipeline's own intra-op setting stays
         options.threading.private_threadpool_size = cores
-        options.threading.max_intra_op_parallelism = cores
         dataset = pipeline.make_dataset(problem, TRAIN, data_dir, hparams, seed=1)
         self.dataset = dataset.with_options(options)
 

@@ -167,7 +167,10 @@ def compute_mel_filterbank_features(
         window_fn=window_fn,
         pad_end=True,
     )
-    magnitude_spectrograms = tf.abs(stfts)
+    # |z| as sqrt(re^2 + im^2): within an ulp of `tf.abs`, whose overflow-safe
+    # complex kernel took a quarter of the features' time.
+    real, imaginary = tf.math.real(stfts), tf.math.imag(stfts)
+    magnitude_spectrograms = tf.sqrt(real * real + imaginary * imaginary)
     linear_to_mel_weight_matrix = tf.signal.linear_to_mel_weight_matrix(
         num_mel_bins,
         fft_length // 2 + 1,
@@ -226,9 +229,10 @@ def add_delta_deltas(filterbanks: tf.Tensor) -> tf.Tensor:
 
     Three filters over the time axis, each divided by its L2 norm: identity,
     delta `[2, 1, 0, -1, -2]` and delta-delta (delta convolved with itself,
-    9 taps). They are applied as a SAME (zero-padded) cross-correlation, i.e.
-    `tf.nn.conv2d`, so channel 1 is `(2 x[t-2] + x[t-1] - x[t+1] - 2 x[t+2]) / sqrt(10)`
-    (the negated textbook delta, exactly as in T2T).
+    9 taps). They are applied as a SAME (zero-padded) cross-correlation over
+    time, as T2T's `tf.nn.conv2d` applies them, so channel 1 is
+    `(2 x[t-2] + x[t-1] - x[t+1] - 2 x[t+2]) / sqrt(10)` (the negated
+    textbook delta, exactly as in T2T).
 
     Args:
       filterbanks: float32 `[batch, frames, bins, 1]` or `[frames, bins, 1]`.
@@ -244,13 +248,19 @@ def add_delta_deltas(filterbanks: tf.Tensor) -> tf.Tensor:
     single_utterance = filterbanks.shape.rank == 3
     if single_utterance:
         filterbanks = filterbanks[tf.newaxis]
-    outputs = tf.nn.conv2d(
-        filterbanks,
-        tf.constant(_delta_delta_filters()),
+    batch, frames, bins = tf.shape(filterbanks)[0], tf.shape(filterbanks)[1], filterbanks.shape[2]
+    # The same correlation as T2T's one-channel `conv2d`, run as a depthwise
+    # convolution with the bins as channels: output channel `3 * bin + k` is
+    # filter k over that bin, so a reshape gives [..., bins, 3]. oneDNN runs a
+    # one-channel convolution 13x slower than this (docs/design.md).
+    filters = np.tile(_delta_delta_filters(), [1, 1, bins, 1])  # [taps, 1, bins, 3]
+    outputs = tf.nn.depthwise_conv2d(
+        tf.reshape(filterbanks, [batch, frames, 1, bins]),
+        tf.constant(filters),
         strides=[1, 1, 1, 1],
         padding="SAME",
-        data_format="NHWC",
     )
+    outputs = tf.reshape(outputs, [batch, frames, bins, 3])
     return outputs[0] if single_utterance else outputs
 
 

@@ -305,4 +305,9 @@ def make_dataset(
         min(scheme.batch_sizes),
         max(scheme.batch_sizes),
     )
-    return dataset.prefetch(_AUTOTUNE)
+    options = tf.data.Options()
+    # An example's ops are small: one thread each, with parallelism across
+    # examples (`num_parallel_calls`), featurizes twice as fast on two cores
+    # as splitting every op across the intra-op threads.
+    options.threading.max_intra_op_parallelism = 1
+    return dataset.prefetch(_AUTOTUNE).with_options(options)

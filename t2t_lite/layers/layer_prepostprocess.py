@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from t2t_lite.layers._utils import make_dropout, validate_broadcast_dims, validate_rate
+from t2t_lite.layers.layer_norm import LayerNorm
 
 _STEPS = "adn"
 _NORM_TYPES = ("layer", "rms", "none")
@@ -94,7 +95,7 @@ class LayerPrePostProcess(keras.layers.Layer):
             if self.norm_type == "none":
                 continue
             if self.norm_type == "layer":
-                norm = keras.layers.LayerNormalization(
+                norm = LayerNorm(
                     epsilon=self.norm_epsilon,
                     dtype="float32",
                     name=f"layer_norm_{len(self._norms)}",

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from t2t_lite.layers._utils import clone_initializer
+from t2t_lite.layers.layer_norm import LayerNorm
 
 # T2T's `layer_norm` epsilon.
 _NORM_EPSILON = 1e-6
@@ -110,9 +111,7 @@ class SpeechFrontEnd(keras.layers.Layer):
             )
 
         def norm(name, shape):
-            layer = keras.layers.LayerNormalization(
-                epsilon=_NORM_EPSILON, dtype="float32", name=name
-            )
+            layer = LayerNorm(epsilon=_NORM_EPSILON, dtype="float32", name=name)
             layer.build(shape)
             return layer
 

@@ -30,7 +30,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from t2t_lite import run_dir
+from t2t_lite import ALLOCATOR_ENV, run_dir
 from t2t_lite.data import length_policy, pipeline
 from t2t_lite.data.problem import EVAL, TRAIN, Problem
 from t2t_lite.hparam import HParams
@@ -198,6 +198,7 @@ class Trainer:
             self.model.variable_dtype,
             self.hparams.activation_dtype,
         )
+        logging.info("CPU allocator: %s=%s", ALLOCATOR_ENV, os.environ.get(ALLOCATOR_ENV))
         if self.chief:
             self.report_lengths()
         dataset = self.strategy.distribute_datasets_from_function(

@@ -307,8 +307,8 @@ def normalize_per_utterance(
     return centered * tf.math.rsqrt(variance + epsilon)
 
 
-def _stateless_seeds(seed: int | tf.Tensor | None, num: int) -> tf.Tensor:
-    """`num` int64 [2] seeds for stateless ops, derived from `seed`.
+def _stateless_seed(seed: int | tf.Tensor | None) -> tf.Tensor:
+    """An int64 `[2]` seed for stateless ops, from `seed`.
 
     None draws a fresh seed from the global generator. Each element is reduced
     to its low 32 bits because XLA's stateless kernels only read those, while
@@ -319,31 +319,20 @@ def _stateless_seeds(seed: int | tf.Tensor | None, num: int) -> tf.Tensor:
         seed = tf.random.uniform([2], maxval=_INT32_MAX, dtype=tf.int32)
     elif isinstance(seed, (int, np.integer)):
         seed = [int(seed), 0]
-    low_bits = tf.constant(0xFFFFFFFF, tf.int64)
-    seed = tf.bitwise.bitwise_and(tf.cast(seed, tf.int64), low_bits)
-    seeds = tf.random.experimental.stateless_split(seed, num=num)
-    return tf.bitwise.bitwise_and(seeds, low_bits)
+    return tf.bitwise.bitwise_and(tf.cast(seed, tf.int64), tf.constant(0xFFFFFFFF, tf.int64))
 
 
-def _band_mask(
-    size: tf.Tensor, num_masks: int, max_width: tf.Tensor, seeds: tf.Tensor
-) -> tf.Tensor:
+def _band_mask(size: tf.Tensor, max_width: tf.Tensor, draws: tf.Tensor) -> tf.Tensor:
     """[size] bool: the union of `num_masks` random bands along one axis.
 
     Each band has width `w ~ U{0..max_width}` and start `s ~ U{0..size - w}`
-    (SpecAugment, Park et al. 2019, Sec. 2).
+    (SpecAugment, Park et al. 2019, Sec. 2), taken from `draws`, int32
+    `[2, num_masks]` uniform in `[0, 2**31 - 1)`, by modulo (its bias is
+    below size / 2**31, i.e. negligible).
     """
-    # Integer draws only: XLA and the TF kernels turn random bits into floats
-    # differently, but agree on integers, so the masks match in every mode.
     max_width = tf.minimum(tf.cast(max_width, tf.int32), size)
-    widths = tf.random.stateless_uniform(
-        [num_masks], seed=seeds[0], minval=0, maxval=max_width + 1, dtype=tf.int32
-    )
-    draws = tf.random.stateless_uniform(
-        [num_masks], seed=seeds[1], minval=0, maxval=_INT32_MAX, dtype=tf.int32
-    )
-    # Modulo bias is below size / 2**31, i.e. negligible.
-    starts = draws % (size - widths + 1)
+    widths = draws[0] % (max_width + 1)
+    starts = draws[1] % (size - widths + 1)
     positions = tf.range(size)[tf.newaxis, :]
     inside = (positions >= starts[:, tf.newaxis]) & (positions < (starts + widths)[:, tf.newaxis])
     return tf.reduce_any(inside, axis=0)
@@ -407,13 +396,22 @@ def spec_augment(
         )
     if num_freq_masks == 0 and num_time_masks == 0:
         return features
-    seeds = _stateless_seeds(seed, num=4)
+    # One draw for every band: integers only, since XLA and the TF kernels
+    # turn random bits into floats differently but agree on integers, so the
+    # masks match in every mode.
+    draws = tf.random.stateless_uniform(
+        [2, num_freq_masks + num_time_masks],
+        seed=_stateless_seed(seed),
+        minval=0,
+        maxval=_INT32_MAX,
+        dtype=tf.int32,
+    )
     num_frames, num_bins = tf.shape(features)[0], tf.shape(features)[1]
     # The masks stay [frames or 1, bins or 1, 1] and broadcast in the one
     # `where`: no full-size boolean tensors to make and combine.
     masked = tf.zeros([1, 1, 1], tf.bool)
     if num_freq_masks > 0:
-        freq_mask = _band_mask(num_bins, num_freq_masks, freq_mask_width, seeds[:2])
+        freq_mask = _band_mask(num_bins, freq_mask_width, draws[:, :num_freq_masks])
         masked |= freq_mask[tf.newaxis, :, tf.newaxis]
     if num_time_masks > 0:
         fraction_limit = tf.cast(
@@ -421,6 +419,6 @@ def spec_augment(
             tf.int32,
         )
         max_width = tf.minimum(time_mask_width, fraction_limit)
-        time_mask = _band_mask(num_frames, num_time_masks, max_width, seeds[2:])
+        time_mask = _band_mask(num_frames, max_width, draws[:, num_freq_masks:])
         masked |= time_mask[:, tf.newaxis, tf.newaxis]
     return tf.where(masked, tf.cast(mask_value, tf.float32), features)

@@ -5,18 +5,14 @@
     python scripts/bench.py --size=smallest  # every code path, quickly (the test)
     python scripts/bench.py --sections=training --profile
 
-Each contender builds and warms up in its own process (scripts/bench/); then a
-comparison's contenders take turns, repetition by repetition (A B C A B C ...),
-and every ratio is taken within the run. Training (text, speech): t2t-lite
-(tf.function, XLA, bfloat16) vs PyTorch (two OpenMP settings, bfloat16
-autocast), plain Keras 3 and keras-hub: rates, loss, GFLOP/s of a hand FLOP
-count against TF's float32 matmul rate, peak memory. Decoding: cached vs
-uncached beam search vs keras-hub. Featurization: t2t-lite vs librosa, per
-core count. --profile: per-op self time of one t2t-lite speech repetition.
+Each contender builds and warms up in its own process (scripts/bench/), then a comparison's
+contenders take turns, repetition by repetition (A B C A B C ...); every ratio is within one run.
+Training (text, speech): t2t-lite (tf.function, XLA, bfloat16) vs PyTorch (two OpenMP settings,
+bfloat16), plain Keras 3, keras-hub: rate, loss, GFLOP/s (hand-counted; limit: TF's matmul), peak
+memory. Decoding: cached/uncached beam search, keras-hub. Featurization: t2t-lite vs librosa.
 """
 
 import argparse
-import contextlib
 import datetime
 import importlib.metadata
 import importlib.util
@@ -32,11 +28,24 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import Worker  # noqa: E402 - the standard library only: each worker imports this file
 
-# Issue #13's goals, on t2t-lite's rate over the peer's (matmul: share of the limit).
-GOALS = {"torch": 1.3, "keras": 1.0, "hub": 1.2, "matmul": 0.5, "uncached": 10.0,
-         "hub_decoding": 1.0, "librosa": 1.0}
 PACKAGES = ("tensorflow", "keras", "t2t-lite", "torch", "keras-hub", "librosa", "numpy")
 PASSIVE = {"OMP_WAIT_POLICY": "PASSIVE"}  # libgomp's spinning loses ~10x on a shared core
+BFC = "TF_CPU_ALLOCATOR_USE_BFC"  # importing t2t_lite sets it; Keras users can too
+T2T, TORCH, KERAS = "t2t.Training", "torch_peer.Training", "keras_peer.Training"
+TRAINING = [  # (key, label, worker kind, required module, worker kwargs)
+    ("t2t", "t2t-lite transformer (tf.function)", T2T, None, {}),
+    ("t2t_xla", "t2t-lite transformer (--xla_compile)", T2T, None, {"xla": True}),
+    ("torch", "PyTorch nn.Transformer (norm_first)", TORCH, "torch", {}),
+    ("torch_passive", "PyTorch nn.Transformer, OMP_WAIT_POLICY=PASSIVE", TORCH, "torch",
+     {"env": PASSIVE}),
+    ("keras", "plain Keras 3 (MultiHeadAttention + Dense)", KERAS, None, {"flavour": "plain"}),
+    ("hub", "keras-hub TransformerEncoder/Decoder", KERAS, "keras_hub", {"flavour": "hub"}),
+    ("hub_bfc", f"keras-hub, {BFC} (t2t-lite's allocator)", KERAS, "keras_hub",
+     {"flavour": "hub", "env": {BFC: "true"}}),
+    ("t2t_bf16", "t2t-lite transformer, activation_dtype=bfloat16", T2T, None,
+     {"dtype": "bfloat16"}),
+    ("torch_bf16", "PyTorch nn.Transformer, autocast bfloat16", TORCH, "torch", {"bf16": True}),
+]  # fmt: skip
 
 
 def stats(values) -> dict | None:
@@ -45,35 +54,25 @@ def stats(values) -> dict | None:
 
 
 def compare(specs, cases, reps, sizes, log_dir, say, after=None) -> list:
-    """Starts a worker per spec `(name, kind, required module, kwargs)` (none if the
-    module is missing), waits until all are ready, runs `reps` rounds of every case
-    `(group, key, label, worker name, run kwargs)` in turn, and returns a row per
-    case with its worker's memory; `after(workers)` runs before they exit."""
+    """Starts a worker per spec `(name, kind, required module, kwargs)` whose module is installed;
+    once all are ready, runs `reps` rounds of every case `(group, key, label, worker name, run
+    kwargs)` in turn; `after(workers)` runs before they exit. A row per case, with its memory."""
     workers = {}
     for name, kind, requires, kwargs in specs:
         if not requires or importlib.util.find_spec(requires):
             say(f"  starting {name}")
             warmup = [case[4] for case in cases if case[3] == name]  # every case it runs
-            workers[name] = Worker(name, kind, sizes, log_dir, warmup=warmup, **kwargs)
-    results, memory = {case[:2]: [] for case in cases}, {}
-    for worker in workers.values():
-        try:
-            worker.call()
-        except RuntimeError as error:  # also in the rows
-            say(f"  FAILED {error}")
+            workers[name] = Worker(name, kind, sizes, log_dir, say, warmup=warmup, **kwargs)
+    results = {case[:2]: [] for case in cases}
+    for worker in workers.values():  # a failure is said, and reported in the rows
+        worker.call()
     for rep in range(reps):
         for group, key, _, name, kwargs in cases:
-            if name in workers and not workers[name].error:
-                try:
-                    results[group, key].append(workers[name].call("run", **kwargs))
-                except RuntimeError as error:
-                    say(f"  FAILED {error}")
+            if name in workers and (reply := workers[name].call("run", **kwargs)):
+                results[group, key].append(reply)
         say(f"  round {rep + 1}/{reps} done")
-    for name, worker in workers.items():
-        with contextlib.suppress(RuntimeError):  # a failure is reported in the rows
-            memory[name] = worker.call("memory")
-    with contextlib.suppress(RuntimeError):  # main reports a missing profile
-        after(workers) if after else None
+    memory = {name: worker.call("memory") for name, worker in workers.items()}
+    after(workers) if after else None
     for worker in workers.values():  # its temporary files are in log_dir (TMPDIR)
         worker.process.kill()
         worker.process.join()
@@ -98,23 +97,7 @@ def training(sizes, log_dir, say, profile=False) -> dict:
     for title, modality in (("text", "symbol"), ("speech", "speech")):
         say(f"training ({title}):")
         speech = title == "speech"
-        contenders = [
-            ("t2t", "t2t-lite transformer (tf.function)", "t2t.Training", None, {}),
-            ("t2t_xla", "t2t-lite transformer (--xla_compile)", "t2t.Training", None,
-             {"xla": True}),
-            ("torch", "PyTorch nn.Transformer (norm_first)", "torch_peer.Training", "torch", {}),
-            ("torch_passive", "PyTorch nn.Transformer, OMP_WAIT_POLICY=PASSIVE",
-             "torch_peer.Training", "torch", {"env": PASSIVE}),
-            ("keras", "plain Keras 3 (MultiHeadAttention + Dense)", "keras_peer.Training", None,
-             {"flavour": "plain"}),
-            ("hub", "keras-hub TransformerEncoder/Decoder", "keras_peer.Training", "keras_hub",
-             {"flavour": "hub"}),
-        ] + ([
-            ("t2t_bf16", "t2t-lite transformer, activation_dtype=bfloat16", "t2t.Training", None,
-             {"dtype": "bfloat16"}),
-            ("torch_bf16", "PyTorch nn.Transformer, autocast bfloat16", "torch_peer.Training",
-             "torch", {"bf16": True}),
-        ] if speech else [])  # fmt: skip
+        contenders = [c for c in TRAINING if speech or "bf16" not in c[0]]  # bfloat16: speech
         specs = [(f"{title}/{key}", kind, requires, {"modality": modality, **kwargs})
                  for key, _, kind, requires, kwargs in contenders]  # fmt: skip
         cases = [(title, key, label, f"{title}/{key}", {}) for key, label, *_ in contenders]
@@ -122,10 +105,10 @@ def training(sizes, log_dir, say, profile=False) -> dict:
             specs.append(("matmul", "t2t.Matmul", None, {}))
             cases.append(("text", "matmul", f"TF float32 matmul {sizes.matmul_size}³ (the "
                           "machine's limit)", "matmul", {}))
-        after = (lambda workers: section.update(profile=workers["speech/t2t"].call("profile"))
-                 if profile and speech and "speech/t2t" in workers else None)  # fmt: skip
+        profiled = lambda workers: section.update(profile=workers["speech/t2t"].call("profile"))
         flops = training_step_flops(sizes, speech)
-        for row in compare(specs, cases, sizes.reps, sizes, log_dir, say, after):
+        for row in compare(specs, cases, sizes.reps, sizes, log_dir, say,
+                           profiled if profile and speech else None):
             if row["key"] == "matmul":  # whose rate is GFLOP/s
                 row["gflops"], row["rate"] = row["rate"], None
             else:
@@ -139,40 +122,34 @@ def training(sizes, log_dir, say, profile=False) -> dict:
 def decoding(sizes, log_dir, say) -> dict:
     say("decoding:")
     specs = [("t2t", "t2t.Decoding", None, {}), ("hub", "keras_peer.HubDecoding", "keras_hub", {})]
-    cases = [case for length in sizes.decode_lengths for case in (
-        (length, "cached", "t2t-lite cached beam search (BatchDecoder)", "t2t",
-         {"mode": "cached", "length": length}),
-        (length, "uncached", "t2t-lite uncached (recompute the prefix)", "t2t",
-         {"mode": "uncached", "length": length}),
-        (length, "hub", "keras-hub BeamSampler + cached decoder", "hub", {"length": length}))]
-    return {"rows": compare(specs, cases, sizes.decode_reps, sizes, log_dir, say)}  # fmt: skip
+    kinds = (("cached", "t2t-lite cached beam search (BatchDecoder)", "t2t", {"mode": "cached"}),
+             ("uncached", "t2t-lite uncached (recompute the prefix)", "t2t", {"mode": "uncached"}),
+             ("hub", "keras-hub BeamSampler + cached decoder", "hub", {}))  # fmt: skip
+    cases = [(length, key, label, name, {**mode, "length": length})
+             for length in sizes.decode_lengths for key, label, name, mode in kinds]  # fmt: skip
+    return {"rows": compare(specs, cases, sizes.decode_reps, sizes, log_dir, say)}
 
 
 def pipeline(sizes, log_dir, say) -> dict:
     say("input pipeline:")
+    threads = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+    kinds = (  # (key, label, worker, run kwargs)
+        ("t2t", "t2t-lite training pipeline (log-mel + deltas + CMVN + SpecAugment)", "t2t", {}),
+        ("logmel", "librosa log-mel", "librosa", {"deltas": False}),
+        ("deltas", "librosa log-mel + delta-deltas + CMVN", "librosa", {"deltas": True}))
     specs, cases = [], []
     for cores in sizes.pipeline_cores:  # each worker pinned to its first `cores` CPUs
-        threads = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
         specs += [(f"t2t/{cores}", "t2t.Featurize", None,
                    {"cores": cores, "env": dict.fromkeys(threads, str(cores))}),
                   (f"librosa/{cores}", "common.Librosa", "librosa",
                    {"cores": cores, "env": dict.fromkeys(threads, "1")})]  # fmt: skip
-        cases += [
-            (cores, "t2t", "t2t-lite training pipeline (log-mel + deltas + CMVN + SpecAugment)",
-             f"t2t/{cores}", {}),
-            (cores, "logmel", "librosa log-mel", f"librosa/{cores}", {"deltas": False}),
-            (cores, "deltas", "librosa log-mel + delta-deltas + CMVN", f"librosa/{cores}",
-             {"deltas": True})]  # fmt: skip
+        cases += [(cores, key, label, f"{name}/{cores}", run) for key, label, name, run in kinds]
     return {"rows": compare(specs, cases, sizes.reps, sizes, log_dir, say)}
 
 
-# -- the report ----------------------------------------------------------------------
-
-
 def fmt(value) -> str:
-    if value is None:
-        return "—"
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.{1 if abs(value) >= 10 else 2}f}"
+    digits = 0 if value is None or abs(value) >= 100 else 1 if abs(value) >= 10 else 2
+    return "—" if value is None else f"{value:,.{digits}f}"
 
 
 def median(rows, key, group, field="rate"):
@@ -203,44 +180,43 @@ def rate_table(title, head, rows, reference, extra=lambda row: [], group=True) -
 
 
 def goals(results) -> list:
-    """Every ratio of t2t-lite's median rate to a peer's, with issue #7's goal (None: none)."""
+    """Every ratio of t2t-lite's median rate to a peer's, with issue #13's goal (None: none)."""
     found, rows = [], results.get("training", {}).get("rows", [])
 
-    def add(name, goal, value, xla=None):
+    def add(name, goal, ours, peer, ours_xla=None):
+        value = ratio(ours, peer)
         met = None if goal is None or value is None else value >= goal
-        found.append({"name": name, "goal": goal, "value": value, "value_xla": xla, "met": met})
+        found.append({"name": name, "goal": goal, "value": value,
+                      "value_xla": ratio(ours_xla, peer), "met": met})  # fmt: skip
 
     for title in ("text", "speech") if rows else ():
         rate = lambda key, field="rate", title=title: median(rows, key, title, field)
         torch = max(filter(None, (rate("torch"), rate("torch_passive"))), default=None)
         for name, peer, goal, field in (
-            ("t2t-lite / PyTorch (faster OpenMP setting)", torch, GOALS["torch"], "rate"),
-            ("t2t-lite / plain Keras", rate("keras"), GOALS["keras"], "rate"),
-            ("t2t-lite / keras-hub", rate("hub"), GOALS["hub"], "rate"),
-            ("t2t-lite GFLOP/s / matmul limit", median(rows, "matmul", "text", "gflops"),
-             GOALS["matmul"], "gflops"),
+            ("t2t-lite / PyTorch (faster OpenMP setting)", torch, 1.3, "rate"),
+            ("t2t-lite / plain Keras", rate("keras"), 1.0, "rate"),
+            ("t2t-lite / keras-hub", rate("hub"), 1.2, "rate"),
+            (f"t2t-lite / keras-hub with {BFC}", rate("hub_bfc"), None, "rate"),
+            ("t2t-lite GFLOP/s / matmul limit", median(rows, "matmul", "text", "gflops"), 0.5,
+             "gflops"),
         ):  # fmt: skip
-            add(f"training {title}: {name}", goal, ratio(rate("t2t", field), peer),
-                ratio(rate("t2t_xla", field), peer))
-    for name, ours, peer in (("t2t-lite bfloat16 / float32", "t2t_bf16", "t2t"),
-                             ("PyTorch autocast bfloat16 / float32", "torch_bf16", "torch"),
-                             ("bfloat16, t2t-lite / PyTorch", "t2t_bf16", "torch_bf16")):
-        if rows:
-            add(f"training speech: {name}", None,
-                ratio(median(rows, ours, "speech"), median(rows, peer, "speech")))
+            add(f"training {title}: {name}", goal, rate("t2t", field), peer, rate("t2t_xla", field))
+        for name, ours, peer in (("t2t-lite bfloat16 / float32", "t2t_bf16", "t2t"),
+                                 ("PyTorch autocast bfloat16 / float32", "torch_bf16", "torch"),
+                                 ("bfloat16, t2t-lite / PyTorch", "t2t_bf16", "torch_bf16")
+                                 ) if title == "speech" else ():  # fmt: skip
+            add(f"training speech: {name}", None, rate(ours), rate(peer))
     lengths = results["sizes"]["decode_lengths"] if "decoding" in results else ()
     for length in lengths:
         rate = lambda key, length=length: median(results["decoding"]["rows"], key, length)
-        add(f"decoding {length}: cached / uncached", GOALS["uncached"] if length == lengths[-1]
-            else None, ratio(rate("cached"), rate("uncached")))  # fmt: skip
-        add(f"decoding {length}: cached / keras-hub", GOALS["hub_decoding"],
-            ratio(rate("cached"), rate("hub")))
+        add(f"decoding {length}: cached / uncached", 10.0 if length == lengths[-1] else None,
+            rate("cached"), rate("uncached"))
+        add(f"decoding {length}: cached / keras-hub", 1.0, rate("cached"), rate("hub"))
     for cores in results["sizes"]["pipeline_cores"] if "pipeline" in results else ():
         rate = lambda key, cores=cores: median(results["pipeline"]["rows"], key, cores)
-        add(f"featurization {cores} core(s): t2t-lite / librosa log-mel", GOALS["librosa"],
-            ratio(rate("t2t"), rate("logmel")))
-        add(f"featurization {cores} core(s): t2t-lite / librosa log-mel + deltas + CMVN", None,
-            ratio(rate("t2t"), rate("deltas")))
+        name = f"featurization {cores} core(s): t2t-lite / librosa log-mel"
+        add(name, 1.0, rate("t2t"), rate("logmel"))
+        add(f"{name} + deltas + CMVN", None, rate("t2t"), rate("deltas"))
     return found
 
 
@@ -265,26 +241,22 @@ def render(results) -> str:
             [r for r in rows if r["group"] == title or r["key"] == "matmul"], "t2t",
             lambda r: [fmt((r["gflops"] or {}).get("median")), fmt((r.get("loss") or [None])[-1]),
                        memory(r["memory"])], group=False))  # fmt: skip
-    if "decoding" in results:
-        blocks.append(rate_table(
-            f"Decoding, beam {s['beam']}, batch {s['decode_batch']}, source {s['source_length']} "
-            f"({s['decode_reps']} repetitions):", ["target length", "contender",
-            "tokens/s (median)", "min", "max", "cached ÷ row"], results["decoding"]["rows"],
-            "cached"))  # fmt: skip
-    if "pipeline" in results:
-        blocks.append(rate_table(
-            f"Input pipeline, {s['pipeline_batches'] * s['batch']} utterances of "
-            f"{s['speech_seconds']:g} s per repetition:", ["cores", "featurizer",
-            "audio-s/s (median)", "min", "max", "t2t-lite ÷ row"], results["pipeline"]["rows"],
-            "t2t"))  # fmt: skip
+    for name, title, head, reference in (
+        ("decoding", f"Decoding, beam {s['beam']}, batch {s['decode_batch']}, source "
+         f"{s['source_length']} ({s['decode_reps']} repetitions):", ["target length", "contender",
+         "tokens/s (median)", "min", "max", "cached ÷ row"], "cached"),
+        ("pipeline", f"Input pipeline, {s['pipeline_batches'] * s['batch']} utterances of "
+         f"{s['speech_seconds']:g} s per repetition:", ["cores", "featurizer",
+         "audio-s/s (median)", "min", "max", "t2t-lite ÷ row"], "t2t"),
+    ):  # fmt: skip
+        if name in results:
+            blocks.append(rate_table(title, head, results[name]["rows"], reference))
+    xla = lambda g: "" if g["value_xla"] is None else f" ({fmt(g['value_xla'])})"
     blocks.append(table(
         "Ratios (t2t-lite's rate over the peer's; training: the trainer's default tf.function, "
         "XLA in brackets):", ["ratio", "value", "goal", "met"],
-        [[g["name"], fmt(g["value"]) + ("" if g["value_xla"] is None else
-                                        f" ({fmt(g['value_xla'])})"),
-          "—" if g["goal"] is None else f"≥ {g['goal']:g}",
-          {True: "yes", False: "**no**", None: "—"}[g["met"]]] for g in results["goals"]],
-        "lrrl"))  # fmt: skip
+        [[g["name"], fmt(g["value"]) + xla(g), "—" if g["goal"] is None else f"≥ {g['goal']:g}",
+          {True: "yes", False: "**no**", None: "—"}[g["met"]]] for g in results["goals"]], "lrrl"))
     if "profile" in results:
         ops = results["profile"]["op_seconds"]
         total = sum(ops.values()) or 1.0
@@ -295,8 +267,7 @@ def render(results) -> str:
             f"{results['profile']['profiled_seconds']:.2f} s wall, {total:.2f} s of op self time, "
             f"{100 * matmul / total:.0f}% of it in matmuls and convolutions (fused, oneDNN too):",
             ["op type", "self time (s)", "share"],
-            [[k, f"{v:.3f}", f"{100 * v / total:.1f}%"] for k, v in list(ops.items())[:12]],
-            "lrr"))  # fmt: skip
+            [[k, f"{v:.3f}", f"{100 * v / total:.1f}%"] for k, v in list(ops.items())[:12]], "lrr"))
     return "\n\n".join("\n".join(block) for block in blocks)
 
 
@@ -304,8 +275,7 @@ def main(argv=None) -> int:
     from bench.common import PRESETS, make_sizes
 
     sections = {"training": training, "decoding": decoding, "pipeline": pipeline}
-    parser = argparse.ArgumentParser(prog="python scripts/bench.py",
-                                     description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser("python scripts/bench.py", description=__doc__.split("\n")[0])
     parser.add_argument("--size", choices=sorted(PRESETS), default="default",
                         help="default: 8-10 min on 2 cores; smallest: every code path, quickly")
     parser.add_argument("--sections", default=",".join(sections),
@@ -323,10 +293,7 @@ def main(argv=None) -> int:
     log_dir = tempfile.mkdtemp(prefix="t2t_lite_bench_")
     os.environ["TMPDIR"] = log_dir  # the workers' temporary files go with their logs
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-    def say(text):
-        print(f"[{time.time() - started:4.0f} s] {text}", file=sys.stderr, flush=True)
-
+    say = lambda text: print(f"[{time.time() - started:4.0f} s]", text, file=sys.stderr, flush=True)
     say(f"t2t-lite benchmark, --size={args.size}; worker logs in {log_dir}")
     with open("/proc/cpuinfo", encoding="ascii", errors="replace") as cpuinfo:
         cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo
@@ -344,10 +311,9 @@ def main(argv=None) -> int:
     for name in chosen:
         profile = {"profile": args.profile} if name == "training" else {}
         results[name] = sections[name](sizes, log_dir, say, **profile)
-    if "profile" in results.get("training", {}):
-        results["profile"] = results["training"].pop("profile")
-    results["goals"] = goals(results)
-    results["seconds"] = round(time.time() - started, 1)
+    if profile := results.get("training", {}).pop("profile", None):  # None: the worker failed
+        results["profile"] = profile
+    results.update(goals=goals(results), seconds=round(time.time() - started, 1))
     results["machine"]["load_average_end"] = round(os.getloadavg()[0], 2)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

@@ -100,7 +100,7 @@ def test_smallest_run_measures_every_comparison(tmp_path):
     assert results["versions"]["tensorflow"] and results["versions"]["keras"]
 
     training = results["training"]
-    common = ["t2t", "t2t_xla", "torch", "torch_passive", "keras", "hub"]
+    common = ["t2t", "t2t_xla", "torch", "torch_passive", "keras", "hub", "hub_bfc"]
     keys = {("text", key) for key in common + ["matmul"]}
     keys |= {("speech", key) for key in common + ["t2t_bf16", "torch_bf16"]}
     _check_rows(training["rows"], sizes["reps"], keys)

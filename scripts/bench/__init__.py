@@ -1,9 +1,6 @@
 """t2t-lite's benchmarks (`scripts/bench.py`): one process per contender, both ends of its pipe.
 
-Modules: `common` (sizes, FLOP count, inputs, librosa), `t2t` (t2t-lite and
-TF's matmul limit), `torch_peer`, `keras_peer` (plain Keras and keras-hub).
-Only the standard library is imported here: a worker sets its environment and
-pins its cores before any numeric library loads.
+Standard library only: a worker sets its environment and pins its cores before numeric imports.
 """
 
 import importlib
@@ -16,10 +13,9 @@ from pathlib import Path
 
 
 def serve(conn, kind: str, params: dict, sizes, cores, env: dict, log: str, warmup) -> None:
-    """The worker: environment and cores first, then import and build `kind`
-    ("module.Class"), `run(**kwargs)` it for each `warmup` kwargs (`sizes.warmup`
-    times), reply `ready`, then answer `(method, kwargs)` until None. "memory" gives
-    peak and after-imports RSS in MiB; an exception is sent back as `{"error": ...}`."""
+    """The worker: environment and cores first, then build `kind` ("module.Class"), `run(**kwargs)`
+    it `sizes.warmup` times per `warmup` kwargs, reply `ready`, and answer `(method, kwargs)` until
+    None ("memory": peak and after-imports RSS, MiB); an exception goes back as `{"error": ...}`."""
     with open(log, "ab", buffering=0) as file:  # library logs and stray prints
         os.dup2(file.fileno(), 1)
         os.dup2(file.fileno(), 2)
@@ -35,8 +31,7 @@ def serve(conn, kind: str, params: dict, sizes, cores, env: dict, log: str, warm
         for kwargs in list(warmup) * sizes.warmup:
             contender.run(**kwargs)
         conn.send({"ready": True})
-        while (request := conn.recv()) is not None:
-            method, kwargs = request
+        for method, kwargs in iter(conn.recv, None):  # until None
             if method == "memory":
                 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
                 conn.send({"peak_rss_mb": peak, "baseline_rss_mb": baseline})
@@ -53,27 +48,30 @@ def serve(conn, kind: str, params: dict, sizes, cores, env: dict, log: str, warm
 class Worker:
     """The parent's end: starts `serve` in a spawned process; `call` is one request and reply."""
 
-    def __init__(self, name, kind, sizes, log_dir, cores=None, env=None, warmup=(), **params):
+    def __init__(self, name, kind, sizes, log_dir, say, cores=None, env=None, warmup=(), **params):
         context = multiprocessing.get_context("spawn")
-        self.name, self.error, self.log = name, None, f"{log_dir}/{name.replace('/', '-')}.log"
+        self.name, self.say, self.error = name, say, None
+        self.log = f"{log_dir}/{name.replace('/', '-')}.log"
         self.conn, child = context.Pipe()
         self.process = context.Process(
             target=serve, args=(child, kind, params, sizes, cores, env or {}, self.log, warmup))
         self.process.start()
         child.close()  # a worker that dies is then an EOFError here
 
-    def call(self, method=None, **kwargs) -> dict:
-        """Sends `(method, kwargs)` (None: only waits for `ready`) and returns the reply."""
-        if not self.error:
-            try:
-                self.conn.send((method, kwargs)) if method else None
-                reply = self.conn.recv()
-            except (EOFError, OSError):
-                self.process.join(5)
-                tail = Path(self.log).read_text(errors="replace").splitlines()[-20:]
-                reply = {"error": "\n".join([f"exit code {self.process.exitcode}", *tail])}
-            if "error" not in reply:
-                return reply
-            self.error = reply["error"]
+    def call(self, method=None, **kwargs) -> dict | None:
+        """Sends `(method, kwargs)` (None: only waits for `ready`) and returns the reply; None once
+        the worker has failed, which it says once (`error`: the traceback, or the log's tail)."""
+        if self.error:
+            return None
+        try:
+            self.conn.send((method, kwargs)) if method else None
+            reply = self.conn.recv()
+        except (EOFError, OSError):
+            self.process.join(5)
+            tail = Path(self.log).read_text(errors="replace").splitlines()[-20:]
+            reply = {"error": "\n".join([f"exit code {self.process.exitcode}", *tail])}
+        if "error" not in reply:
+            return reply
+        self.error = reply["error"]
         lines = [line.strip() for line in self.error.splitlines() if line.strip()]
-        raise RuntimeError(f"{self.name}: {lines[-1] if lines else 'failed'}")
+        self.say(f"  FAILED {self.name}: {lines[-1] if lines else 'failed'}")

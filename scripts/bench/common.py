@@ -1,5 +1,6 @@
 """What every contender shares: sizes, the FLOP count, the inputs; and librosa's featurizer."""
 
+import multiprocessing
 from types import SimpleNamespace
 
 import numpy as np
@@ -14,14 +15,13 @@ DEFAULT = dict(
     beam=4, alpha=0.6, decode_batch=4, decode_lengths=(32, 128, 256), decode_reps=3,
     pipeline_batches=16, pipeline_cores=(1, 2),  # batches of `batch` utterances per repetition
 )
-# Every code path in seconds per contender (the test runs it).
-SMALLEST = dict(
+# "smallest": every code path in seconds per contender (the test runs it).
+PRESETS = {"default": {}, "smallest": dict(
     hidden=32, filter=64, heads=2, encoder_layers=1, decoder_layers=1, vocab=40, batch=2,
     source_length=8, target_length=8, speech_seconds=0.25, speech_target_length=8,
     front_end_filters=8, steps=1, reps=2, matmul_size=64, matmul_repeats=2,
     decode_batch=1, decode_lengths=(4, 8), decode_reps=2, pipeline_batches=1,
-)  # fmt: skip
-PRESETS = {"default": {}, "smallest": SMALLEST}
+)}  # fmt: skip
 
 
 def make_sizes(preset: str = "default", **overrides) -> SimpleNamespace:
@@ -30,29 +30,24 @@ def make_sizes(preset: str = "default", **overrides) -> SimpleNamespace:
     return SimpleNamespace(**values, speech_frames=round(values["speech_seconds"] * 100))
 
 
-# -- FLOPs: matmuls and convolutions only; backward = 2 x forward -------------------
-
-
+# FLOPs: matmuls and convolutions only; backward = 2 x forward.
 def _strided(size: int) -> int:  # a VALID kernel-3, stride-2 convolution
     return (size - 3) // 2 + 1
 
 
 def front_end_flops(sizes) -> tuple[int, int]:
-    """(forward FLOPs of T2T's speech front end for one utterance, output frames):
-    two 3x3 stride-2 convs (time padded by 2), then a conv over the remaining bins."""
-    frames, bins = sizes.speech_frames, sizes.mel_bins
-    filters, channels, total = sizes.front_end_filters, sizes.speech_channels, 0
-    for _ in range(2):
+    """(forward FLOPs of T2T's speech front end for one utterance, output frames): two 3x3
+    stride-2 convs (time padded by 2), then a conv over the remaining bins."""
+    frames, bins, filters, total = sizes.speech_frames, sizes.mel_bins, sizes.front_end_filters, 0
+    for channels in (sizes.speech_channels, filters):
         frames, bins = (frames + 2 - 3) // 2 + 1, _strided(bins)
         total += 2 * frames * bins * (3 * 3 * channels) * filters
-        channels = filters
-    return total + 2 * frames * (3 * bins * channels) * sizes.hidden, frames
+    return total + 2 * frames * (3 * bins * filters) * sizes.hidden, frames
 
 
 def training_step_flops(sizes, speech: bool) -> int:
-    """One optimizer step on one batch, `3 x forward`: attention projections,
-    scores and sums, feed-forward, softmax, front end (embeddings, norms and the
-    update are not matmuls and not counted, so GFLOP/s is a lower bound)."""
+    """One optimizer step on one batch, `3 x forward`: attention projections, scores and sums,
+    feed-forward, softmax, front end (not embeddings, norms or the update: GFLOP/s is a floor)."""
     front_end, source = front_end_flops(sizes) if speech else (0, sizes.source_length)
     target, hidden = sizes.speech_target_length if speech else sizes.target_length, sizes.hidden
     attention = lambda q, k: 2 * 2 * (q + k) * hidden * hidden + 2 * 2 * q * k * hidden
@@ -63,12 +58,10 @@ def training_step_flops(sizes, speech: bool) -> int:
     return 3 * sizes.batch * forward
 
 
-# -- inputs: ids in [2, vocab) (no padding, no EOS), so every position is work ---------
-
-
+# Inputs: ids in [2, vocab) (no padding, no EOS), so every position is work.
 def batch(sizes, kind: str) -> dict:
-    """Seeded features of `kind`: "symbol" (text), "speech" (log-mel stand-ins
-    `[batch, frames, bins, channels]`) or "decode" (source ids only)."""
+    """Seeded features of `kind`: "symbol" (text), "speech" (log-mel stand-ins `[batch, frames,
+    bins, channels]`) or "decode" (source ids only)."""
     rng = np.random.default_rng({"symbol": 1234, "speech": 1235, "decode": 1236}[kind])
     ids = lambda length, rows=sizes.batch: rng.integers(2, sizes.vocab, (rows, length), np.int32)
     if kind == "decode":
@@ -81,11 +74,6 @@ def batch(sizes, kind: str) -> dict:
             "targets": ids(sizes.speech_target_length)}  # fmt: skip
 
 
-def shift_right(targets: np.ndarray) -> np.ndarray:
-    """Decoder inputs: the targets one position right, 0 (the start) first."""
-    return np.pad(targets, [[0, 0], [1, 0]])[:, :-1]
-
-
 def sinusoids(length: int, depth: int) -> np.ndarray:
     """T2T's timing signal `[length, depth]` (sin half, cos half; 1 to 1e4)."""
     half = depth // 2
@@ -95,10 +83,9 @@ def sinusoids(length: int, depth: int) -> np.ndarray:
 
 
 def utterance(index: int, seconds: float) -> np.ndarray:
-    """Speech-like 16 kHz audio: harmonics of a gliding pitch, syllable-rate
-    envelope, low noise (every mel band is exercised, no corpus needed)."""
-    rng = np.random.default_rng([7, index])
-    samples = int(round(seconds * 16000))
+    """Speech-like 16 kHz audio: harmonics of a gliding pitch, syllable-rate envelope, low noise
+    (every mel band is exercised, no corpus needed)."""
+    rng, samples = np.random.default_rng([7, index]), int(round(seconds * 16000))
     time = np.arange(samples) / 16000
     pitch = rng.uniform(90, 220) * (1 + 0.2 * np.sin(2 * np.pi * rng.uniform(0.3, 1.0) * time))
     phase = 2 * np.pi * np.cumsum(pitch) / 16000
@@ -108,16 +95,16 @@ def utterance(index: int, seconds: float) -> np.ndarray:
     return np.clip(wave, -1.0, 1.0).astype(np.float32)
 
 
-# -- librosa's featurizer (its own worker; a pool of processes on several cores) -------
-
+# librosa's featurizer (its own worker; a pool of processes on several cores).
 _WAVES: list = []
 
 
-def librosa_features(wave: np.ndarray, deltas: bool) -> np.ndarray:
-    """Pre-emphasis + log-mel with T2T's frame, FFT, mel range and magnitude;
-    with `deltas`, also delta-deltas and per-utterance normalization (t2t-lite's work)."""
+def librosa_features(task: tuple) -> np.ndarray:
+    """Task `(index, deltas)`: pre-emphasis + log-mel of `_WAVES[index]` with T2T's frame, FFT,
+    mel range and magnitude; `deltas` adds delta-deltas and per-utterance CMVN (t2t-lite's work)."""
     import librosa
 
+    wave, deltas = _WAVES[task[0]], task[1]
     mel = librosa.feature.melspectrogram(
         y=librosa.effects.preemphasis(wave, coef=0.97), sr=16000, n_fft=512, win_length=400,
         hop_length=160, center=False, power=1.0, n_mels=80, fmin=20.0, fmax=8000.0, htk=True)
@@ -131,29 +118,19 @@ def librosa_features(wave: np.ndarray, deltas: bool) -> np.ndarray:
     return (stacked - mean) / np.sqrt(var + 1e-9)
 
 
-def _featurize(task: tuple) -> np.ndarray:
-    index, deltas = task
-    return librosa_features(_WAVES[index], deltas)
-
-
 class Librosa:
-    """`run(deltas=...)`: every utterance once, in this process (1 core) or by a
-    pool of single-threaded processes (as a PyTorch `DataLoader` would run it)."""
+    """`run(deltas=...)`: every utterance once, in this process (1 core) or by a pool of
+    single-threaded processes (as a PyTorch `DataLoader` would run it)."""
 
     def __init__(self, sizes, cores: int):
-        import multiprocessing
-
-        global _WAVES
         self.sizes, self.count = sizes, sizes.pipeline_batches * sizes.batch
-        _WAVES = [utterance(index, sizes.speech_seconds) for index in range(self.count)]
-        librosa_features(_WAVES[0], True)  # imports and warms up before the pool forks
+        _WAVES[:] = [utterance(index, sizes.speech_seconds) for index in range(self.count)]
+        librosa_features((0, True))  # imports and warms up before the pool forks
         self.pool = multiprocessing.get_context("fork").Pool(cores) if cores > 1 else None
         self.chunksize = max(1, self.count // (16 * cores))  # a slowed worker holds little up
 
     def run(self, deltas: bool) -> dict:
         tasks = [(index, deltas) for index in range(self.count)]
-        if self.pool is None:
-            features = [_featurize(task) for task in tasks]
-        else:
-            features = self.pool.map(_featurize, tasks, self.chunksize)
+        features = ([librosa_features(task) for task in tasks] if self.pool is None
+                    else self.pool.map(librosa_features, tasks, self.chunksize))  # fmt: skip
         return {"units": len(features) * self.sizes.speech_seconds}

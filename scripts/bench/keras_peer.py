@@ -1,9 +1,7 @@
-"""Keras contenders: what a Keras user writes in an afternoon (`MultiHeadAttention`,
-`Dense`, `LayerNormalization`), and the same with keras-hub's layers, decoded by
-its `BeamSampler` as `BartSeq2SeqLM.generate_step` does. Both train with
-`compile()` + `train_on_batch()` (no XLA on a CPU, Keras's default), Adam(0.9,
-0.997, 1e-9), sparse cross-entropy ignoring padding (Keras's has no label
-smoothing). Speech goes through T2T's front end in `Conv2D` / `LayerNormalization`.
+"""Keras contenders: what a Keras user writes in an afternoon (`MultiHeadAttention`, `Dense`),
+and the same in keras-hub's layers, decoded by its `BeamSampler` as `BartSeq2SeqLM.generate_step`
+does. Both: `compile()` + `train_on_batch()` (no XLA on a CPU, Keras's default), Adam(0.9, 0.997,
+1e-9), sparse cross-entropy ignoring padding (no label smoothing in Keras); T2T's speech front end.
 """
 
 import keras
@@ -16,11 +14,10 @@ EPS = 1e-6
 
 
 def front_end(sizes) -> keras.Sequential:
-    stack = []
-    for _ in range(2):
-        stack += [layers.ZeroPadding2D(((0, 2), (0, 0))),
-                  layers.Conv2D(sizes.front_end_filters, 3, strides=2, use_bias=False),
-                  layers.LayerNormalization(epsilon=EPS), layers.ReLU()]  # fmt: skip
+    stack = [layer for _ in range(2) for layer in (  # 2 x (pad 2 frames, conv, norm, ReLU)
+        layers.ZeroPadding2D(((0, 2), (0, 0))),
+        layers.Conv2D(sizes.front_end_filters, 3, strides=2, use_bias=False),
+        layers.LayerNormalization(epsilon=EPS), layers.ReLU())]  # fmt: skip
     bins = common._strided(common._strided(sizes.mel_bins))
     return keras.Sequential(stack + [
         layers.ZeroPadding2D(((1, 1), (0, 0))),
@@ -49,9 +46,8 @@ class Block(layers.Layer):
             x = x + drop(self.attention(h, h, attention_mask=mask(padding_mask), training=training))
         else:
             x = x + drop(self.attention(h, h, use_causal_mask=True, training=training))
-            h = self.cross(self.norms[2](x), memory, attention_mask=mask(encoder_padding_mask),
-                           training=training)  # fmt: skip
-            x = x + drop(h)
+            x = x + drop(self.cross(self.norms[2](x), memory, training=training,
+                                    attention_mask=mask(encoder_padding_mask)))
         return x + drop(self.ffn[1](drop(self.ffn[0](self.norms[1](x)))))
 
 
@@ -64,17 +60,15 @@ class Seq2Seq(keras.Model):
         self.hidden, self.hub = sizes.hidden, flavour == "hub"
         init = keras.initializers.RandomNormal(stddev=sizes.hidden**-0.5)
         if self.hub:
-            import keras_hub  # only here: the plain model runs without it
+            from keras_hub import layers as hub  # only here: the plain model runs without it
 
-            self.embedding = keras_hub.layers.ReversibleEmbedding(
-                sizes.vocab, sizes.hidden, embeddings_initializer=init)
-            self.position = keras_hub.layers.SinePositionEncoding()
+            self.embedding = hub.ReversibleEmbedding(sizes.vocab, sizes.hidden,
+                                                     embeddings_initializer=init)
+            self.position = hub.SinePositionEncoding()
             block = dict(intermediate_dim=sizes.filter, num_heads=sizes.heads, activation="relu",
                          dropout=sizes.dropout, layer_norm_epsilon=EPS, normalize_first=True)
-            self.encoder = [keras_hub.layers.TransformerEncoder(**block)
-                            for _ in range(sizes.encoder_layers)]  # fmt: skip
-            self.decoder = [keras_hub.layers.TransformerDecoder(**block)
-                            for _ in range(sizes.decoder_layers)]  # fmt: skip
+            self.encoder = [hub.TransformerEncoder(**block) for _ in range(sizes.encoder_layers)]
+            self.decoder = [hub.TransformerDecoder(**block) for _ in range(sizes.decoder_layers)]
         else:
             self.embedding = layers.Embedding(sizes.vocab, sizes.hidden,
                                               embeddings_initializer=init)
@@ -93,11 +87,9 @@ class Seq2Seq(keras.Model):
 
     def encode(self, inputs, training=None):
         """`(memory, padding mask or None)`."""
-        if self.front_end is not None:
-            x, padding = self.front_end(inputs), None
-            x = self.dropout(x + self.position(x), training=training)
-        else:
-            x, padding = self._embed(inputs, training=training), ops.not_equal(inputs, 0)
+        x, padding = ((self.front_end(inputs), None) if self.front_end is not None
+                      else (self.embedding(inputs) * self.hidden**0.5, ops.not_equal(inputs, 0)))
+        x = self.dropout(x + self.position(x), training=training)  # as `_embed`
         for block in self.encoder:
             x = block(x, padding_mask=padding, training=training)
         return self.norms[0](x), padding
@@ -124,8 +116,7 @@ class Seq2Seq(keras.Model):
             caches.append(next_cache)
             crosses.append(next_cross)
         cross = cross if cross_index is None else ops.stack(crosses, axis=1)
-        logits = self.embedding(self.norms[1](y), reverse=True)
-        return logits, ops.stack(caches, axis=1), cross
+        return self.embedding(self.norms[1](y), reverse=True), ops.stack(caches, axis=1), cross
 
 
 class Training:
@@ -136,7 +127,7 @@ class Training:
         self.sizes, self.speech = sizes, modality == "speech"
         batch = common.batch(sizes, modality)
         self.x = {"inputs": ops.convert_to_tensor(batch["inputs"]),
-                  "decoder_inputs": ops.convert_to_tensor(common.shift_right(batch["targets"]))}
+                  "decoder_inputs": ops.pad(batch["targets"][:, :-1], [[0, 0], [1, 0]])}  # 0 first
         self.y = ops.convert_to_tensor(batch["targets"])
         self.target_tokens = 0 if self.speech else float((batch["targets"] != 0).sum())
         self.model = Seq2Seq(sizes, self.speech, flavour)
@@ -153,47 +144,40 @@ class Training:
 
 
 class HubDecoding:
-    """`run(length=L)`: `BeamSampler` extends a `[batch, L + 1]` prompt holding only
-    the start token to its end (no stop token: L tokens each), in a `tf.function`
-    as keras-hub's `generate()` compiles it on a CPU."""
+    """`run(length=L)`: `BeamSampler` fills a `[batch, L + 1]` start-token prompt (no stop token:
+    L tokens each) in a `tf.function`, as keras-hub's `generate()` compiles it on a CPU."""
 
     def __init__(self, sizes):
         import keras_hub
 
         keras.utils.set_random_seed(0)
-        self.sizes, model = sizes, Seq2Seq(sizes, speech=False, flavour="hub")
+        self.sizes, self.model = sizes, Seq2Seq(sizes, speech=False, flavour="hub")
         self.inputs = ops.convert_to_tensor(common.batch(sizes, "decode")["inputs"])
-        model({"inputs": self.inputs, "decoder_inputs": self.inputs})
-        sampler = keras_hub.samplers.BeamSampler(num_beams=sizes.beam)
+        self.model({"inputs": self.inputs, "decoder_inputs": self.inputs})
+        self.sampler = keras_hub.samplers.BeamSampler(num_beams=sizes.beam)
+
+    @tf.function  # a trace per length (a Python int)
+    def generate(self, inputs, length):
+        model, sizes, batch = self.model, self.sizes, ops.shape(inputs)[0]
+        memory, padding = model.encode(inputs, training=False)
+        prompt = ops.zeros((batch, length + 1), "int32")
+        mask = ops.broadcast_to(ops.arange(length + 1) < 1, (batch, length + 1))
         depth = sizes.hidden // sizes.heads
+        cache = ops.zeros((batch, sizes.decoder_layers, 2, length + 1, sizes.heads, depth))
+        cross = ops.zeros((batch, sizes.decoder_layers, 2, inputs.shape[1], sizes.heads, depth))
+        # Seed both caches with one pass over the prompt (BART's _build_cache).
+        _, cache, cross = model.call_decoder_with_cache(memory, padding, prompt, cache, 0, cross, 0)
 
-        def generate_fn(length):
-            def generate(inputs):
-                batch = ops.shape(inputs)[0]
-                memory, padding = model.encode(inputs, training=False)
-                prompt = ops.zeros((batch, length + 1), "int32")
-                mask = ops.broadcast_to(ops.arange(length + 1) < 1, (batch, length + 1))
-                cache = ops.zeros((batch, sizes.decoder_layers, 2, length + 1, sizes.heads, depth))
-                cross = ops.zeros((batch, sizes.decoder_layers, 2, ops.shape(inputs)[1],
-                                   sizes.heads, depth))  # fmt: skip
-                # Seed both caches with one pass over the prompt (BART's _build_cache).
-                _, cache, cross = model.call_decoder_with_cache(
-                    memory, padding, prompt, cache, 0, cross, 0)
+        def next_logits(prompt, state, index):
+            cache, memory, padding, cross = state
+            ids = ops.slice(prompt, [0, index - 1], [ops.shape(prompt)[0], 1])
+            logits, cache, _ = model.call_decoder_with_cache(
+                memory, padding, ids, cache, index - 1, cross, None)
+            return ops.squeeze(logits, axis=1), None, (cache, memory, padding, cross)
 
-                def next_logits(prompt, state, index):
-                    cache, memory, padding, cross = state
-                    ids = ops.slice(prompt, [0, index - 1], [ops.shape(prompt)[0], 1])
-                    logits, cache, _ = model.call_decoder_with_cache(
-                        memory, padding, ids, cache, index - 1, cross, None)
-                    return ops.squeeze(logits, axis=1), None, (cache, memory, padding, cross)
-
-                return sampler(next=next_logits, prompt=prompt, index=1, mask=mask,
-                               cache=(cache, memory, padding, cross))  # fmt: skip
-
-            return tf.function(generate)
-
-        self.generate = {length: generate_fn(length) for length in sizes.decode_lengths}
+        return self.sampler(next=next_logits, prompt=prompt, index=1, mask=mask,
+                            cache=(cache, memory, padding, cross))  # fmt: skip
 
     def run(self, length: int) -> dict:
-        self.generate[length](self.inputs).numpy()
+        self.generate(self.inputs, length).numpy()
         return {"units": self.sizes.decode_batch * length}

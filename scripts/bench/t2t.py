@@ -31,15 +31,13 @@ def make_model(sizes, modality: str, **overrides):
         layer_prepostprocess_dropout=sizes.dropout, attention_dropout=sizes.dropout,
         relu_dropout=sizes.dropout, **overrides))  # fmt: skip
     vocab = {"input_vocab_size": sizes.vocab} if modality == "symbol" else {}
-    model = Transformer.from_hparams(hparams, input_modality=modality,
-                                     target_vocab_size=sizes.vocab, **vocab)  # fmt: skip
-    return model, hparams
+    return Transformer.from_hparams(hparams, input_modality=modality,
+                                    target_vocab_size=sizes.vocab, **vocab), hparams
 
 
 class Training:
-    """The trainer's own step: `make_replica_step` in `make_train_loop` under the default
-    strategy, one `loop(iterator, steps)` call per repetition (`xla`: --xla_compile;
-    `dtype`: hparam `activation_dtype`)."""
+    """The trainer's own step (`make_replica_step` in `make_train_loop`, default strategy), one
+    `loop(iterator, steps)` call per repetition; `xla`: --xla_compile, `dtype`: activation_dtype."""
 
     def __init__(self, sizes, modality: str, xla: bool = False, dtype: str = "float32"):
         self.sizes, self.speech = sizes, modality == "speech"
@@ -65,17 +63,14 @@ class Training:
         return {"units": units, "loss": loss}
 
     def profile(self) -> dict:
-        """One repetition under `tf.profiler`, after an untimed one that pays its
-        start-up: the result, plus seconds of self time per op type (TF's own
-        `framework_op_stats`, idle time excluded)."""
+        """One repetition under `tf.profiler`, after an untimed one that pays its start-up: the
+        result, plus seconds of self time per op type (TF's `framework_op_stats`, idle excluded)."""
         from tensorflow.python.profiler.internal import _pywrap_profiler_plugin as plugin
 
         for _ in range(2):
-            log_dir = tempfile.mkdtemp()
-            tf.profiler.experimental.start(log_dir)
-            start = time.perf_counter()
-            result = {**self.run(), "profiled_seconds": time.perf_counter() - start}
-            tf.profiler.experimental.stop()
+            with tf.profiler.experimental.Profile(log_dir := tempfile.mkdtemp()):
+                start = time.perf_counter()
+                result = {**self.run(), "profiled_seconds": time.perf_counter() - start}
             paths = glob.glob(f"{log_dir}/**/*.xplane.pb", recursive=True)
             table = json.loads(plugin.xspace_to_tools_data(paths, "framework_op_stats", {})[0])[-1]
         columns, ops = [column["id"] for column in table["cols"]], collections.Counter()
@@ -87,53 +82,44 @@ class Training:
 
 class Decoding:
     """`run(mode, length)`: `BatchDecoder`'s cached beam search, or ("uncached") the same
-    `beam_search` recomputing the decoder over the whole prefix each step. The EOS
-    embedding (tied to the softmax) is zeroed: no beam of the untrained model ends early."""
+    `beam_search` recomputing the decoder over the whole prefix each step. The EOS embedding (tied
+    to the softmax) is zeroed: no beam of the untrained model ends early."""
 
     def __init__(self, sizes):
-        self.sizes = sizes
-        model, hparams = make_model(sizes, "symbol")
+        self.sizes, (model, hparams) = sizes, make_model(sizes, "symbol")
         inputs = tf.constant(common.batch(sizes, "decode")["inputs"])
-        self.features = {"inputs": inputs}
+        self.features, self.model = {"inputs": inputs}, model
         model({"inputs": inputs, "targets": inputs})
         embeddings = model.target_embedding.embeddings
         embeddings.assign(tf.tensor_scatter_nd_update(embeddings, [[EOS_ID]],
                                                       tf.zeros([1, sizes.hidden])))  # fmt: skip
-        self.cached = {
-            length: BatchDecoder(model, hparams, decode_hparams(
-                f"beam_size={sizes.beam},alpha={sizes.alpha},"
-                f"extra_length={length},max_decode_length={length}"))
-            for length in sizes.decode_lengths
-        }  # fmt: skip
+        self.cached = {length: BatchDecoder(model, hparams, decode_hparams(
+            f"beam_size={sizes.beam},alpha={sizes.alpha},extra_length={length},"
+            f"max_decode_length={length}")) for length in sizes.decode_lengths}  # fmt: skip
 
-        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32),
-                                      tf.TensorSpec([], tf.int32)])  # fmt: skip
-        def uncached(inputs, length):
-            memory, memory_mask = model.encode({"inputs": inputs}, training=False)
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32),
+                                  tf.TensorSpec([], tf.int32)])  # one trace serves every length
+    def uncached(self, inputs, length):
+        memory, memory_mask = self.model.encode({"inputs": inputs}, training=False)
 
-            def logits_fn(ids, step, states):  # `decode` prepends the start token
-                targets = tf.pad(ids[:, 1:], [[0, 0], [0, 1]])
-                return model.decode(targets, states["memory"], states["mask"])[:, -1], states
+        def logits_fn(ids, step, states):  # `decode` prepends the start token
+            targets = tf.pad(ids[:, 1:], [[0, 0], [0, 1]])
+            return self.model.decode(targets, states["memory"], states["mask"])[:, -1], states
 
-            return beam_search(logits_fn, tf.zeros([tf.shape(inputs)[0]], tf.int32), sizes.beam,
-                               length, sizes.vocab, sizes.alpha,
-                               states={"memory": memory, "mask": memory_mask})  # fmt: skip
-
-        self.uncached = uncached  # one trace serves every length
+        return beam_search(logits_fn, tf.zeros([tf.shape(inputs)[0]], tf.int32), self.sizes.beam,
+                           length, self.sizes.vocab, self.sizes.alpha,
+                           states={"memory": memory, "mask": memory_mask})  # fmt: skip
 
     def run(self, mode: str, length: int) -> dict:
-        if mode == "cached":
-            ids = self.cached[length](self.features)[0]
-        else:
-            ids = self.uncached(self.features["inputs"], tf.constant(length))[0].numpy()
-        eos_seen = bool(np.any(ids == EOS_ID))
-        return {"units": self.sizes.decode_batch * length, "eos_seen": eos_seen}
+        ids = (self.cached[length](self.features)[0] if mode == "cached"
+               else self.uncached(self.features["inputs"], tf.constant(length))[0].numpy())
+        return {"units": self.sizes.decode_batch * length, "eos_seen": bool(np.any(ids == EOS_ID))}
 
 
 class Featurize:
-    """The training input pipeline (log-mel + deltas + CMVN + SpecAugment, bucketing,
-    batching) over TFRecords the problem's own datagen wrote: `pipeline_batches`
-    batches of a fresh iterator per repetition (its construction is not timed)."""
+    """The training input pipeline (log-mel + deltas + CMVN + SpecAugment, bucketing, batching)
+    over TFRecords the problem's own datagen wrote: `pipeline_batches` batches of a fresh iterator
+    per repetition, timed after its first (start-up, once per training run: threads, tracing)."""
 
     def __init__(self, sizes, cores: int):
         class BenchSpeech(SpeechRecognitionProblem):
@@ -145,8 +131,7 @@ class Featurize:
 
         tf.config.threading.set_intra_op_parallelism_threads(cores)
         tf.config.threading.set_inter_op_parallelism_threads(cores)
-        self.sizes, problem = sizes, BenchSpeech()
-        data_dir = tempfile.mkdtemp()
+        self.sizes, problem, data_dir = sizes, BenchSpeech(), tempfile.mkdtemp()
         problem.generate_data(data_dir, f"{data_dir}/tmp")
         hparams = problem.add_hparams(registry.hparams("transformer_librispeech_v2"))
         hparams.override_from_dict(dict(batch_size=sizes.batch, use_fixed_batch_size=True,
@@ -158,29 +143,28 @@ class Featurize:
 
     def run(self) -> dict:
         iterator = iter(self.dataset)
-        start = time.perf_counter()  # from the first record on
+        next(iterator)
+        start = time.perf_counter()
         count = sum(len(next(iterator)["targets"]) for _ in range(self.sizes.pipeline_batches))
         return {"seconds": time.perf_counter() - start, "units": count * self.sizes.speech_seconds}
 
 
 class Matmul:
-    """`matmul_repeats` chained N x N float32 matmuls in one `tf.function` (the
-    right matrix scaled by 1/sqrt(N), so values stay finite); units: GFLOP."""
+    """`matmul_repeats` chained N x N float32 matmuls in one `tf.function` (the right matrix
+    scaled by 1/sqrt(N), so values stay finite); units: GFLOP."""
 
     def __init__(self, sizes):
-        rng, n = np.random.default_rng(0), sizes.matmul_size
-        left = tf.constant(rng.standard_normal((n, n), dtype=np.float32))
-        right = tf.constant((rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32))
-        self.gflop = 2 * n**3 * sizes.matmul_repeats / 1e9
+        rng, n, self.repeats = np.random.default_rng(0), sizes.matmul_size, sizes.matmul_repeats
+        self.left = tf.constant(rng.standard_normal((n, n), dtype=np.float32))
+        self.right = tf.constant((rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32))
+        self.gflop = 2 * n**3 * self.repeats / 1e9
 
-        @tf.function
-        def chain():
-            product = left
-            for _ in tf.range(sizes.matmul_repeats):
-                product = tf.matmul(product, right)
-            return tf.reduce_sum(product)
-
-        self.chain = chain
+    @tf.function
+    def chain(self):
+        product = self.left
+        for _ in tf.range(self.repeats):
+            product = tf.matmul(product, self.right)
+        return tf.reduce_sum(product)
 
     def run(self) -> dict:
         self.chain().numpy()

@@ -1,14 +1,10 @@
 """PyTorch's contender: the model a PyTorch user writes, `nn.Transformer` (pre-norm).
 
-One embedding shared by source, target and softmax (scaled by sqrt(hidden),
-T2T's sinusoids added), `norm_first=True` (each stack ends with a LayerNorm,
-as T2T's), label-smoothed cross-entropy, Adam(0.9, 0.997, 1e-9), and the
-eager `zero_grad / forward / backward / step`. Speech inputs go through T2T's
-front end in `nn.Conv2d` / `nn.LayerNorm`. `bf16=True` runs the forward
-pass under `torch.autocast("cpu", dtype=torch.bfloat16)`.
+One embedding shared by source, target and softmax (scaled by sqrt(hidden), T2T's sinusoids
+added), `norm_first=True` (each stack ends with a LayerNorm, as T2T's), label-smoothed
+cross-entropy, Adam(0.9, 0.997, 1e-9), the eager `zero_grad / forward / backward / step`; speech
+goes through T2T's front end in `nn.Conv2d` / `nn.LayerNorm`; `bf16`: CPU bfloat16 autocast.
 """
-
-import contextlib
 
 import torch
 import torch.nn.functional as F
@@ -23,9 +19,8 @@ class FrontEnd(nn.Module):
     def __init__(self, sizes):
         super().__init__()
         filters = sizes.front_end_filters
-        self.convs = nn.ModuleList([
-            nn.Conv2d(sizes.speech_channels, filters, 3, stride=2, bias=False),
-            nn.Conv2d(filters, filters, 3, stride=2, bias=False)])  # fmt: skip
+        self.convs = nn.ModuleList([nn.Conv2d(channels, filters, 3, stride=2, bias=False)
+                                    for channels in (sizes.speech_channels, filters)])  # fmt: skip
         self.norms = nn.ModuleList([nn.LayerNorm(filters, eps=1e-6) for _ in range(2)])
         bins = common._strided(common._strided(sizes.mel_bins))
         self.fold = nn.Conv2d(filters, sizes.hidden, (3, bins), padding=(1, 0), bias=False)
@@ -52,10 +47,8 @@ class Seq2Seq(nn.Module):
         self.front_end = FrontEnd(sizes) if speech else None
 
     def forward(self, inputs, decoder_inputs):
-        if self.front_end is not None:
-            source, padding = self.front_end(inputs), None
-        else:
-            source, padding = self.embedding(inputs) * self.hidden**0.5, inputs == 0
+        source, padding = ((self.front_end(inputs), None) if self.front_end is not None
+                           else (self.embedding(inputs) * self.hidden**0.5, inputs == 0))
         length = decoder_inputs.shape[1]
         target = self.embedding(decoder_inputs) * self.hidden**0.5 + self.positions[:length]
         causal = torch.triu(torch.ones(length, length, dtype=torch.bool), diagonal=1)
@@ -71,19 +64,17 @@ class Training:
     def __init__(self, sizes, modality: str, bf16: bool = False):
         torch.manual_seed(0)
         self.sizes, self.speech, self.bf16 = sizes, modality == "speech", bf16
-        batch = common.batch(sizes, modality)
-        self.inputs = torch.from_numpy(batch["inputs"])
-        self.inputs = self.inputs if self.speech else self.inputs.long()
-        self.targets = torch.from_numpy(batch["targets"]).long()
-        self.decoder_inputs = torch.from_numpy(common.shift_right(batch["targets"])).long()
+        batch = {k: torch.from_numpy(v) for k, v in common.batch(sizes, modality).items()}
+        self.inputs = batch["inputs"] if self.speech else batch["inputs"].long()
+        self.targets = batch["targets"].long()
+        self.decoder_inputs = F.pad(self.targets[:, :-1], (1, 0))  # 0 (the start) first
         self.model = Seq2Seq(sizes, self.speech).train()
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1e-4, betas=(0.9, 0.997),
                                           eps=1e-9)  # fmt: skip
 
     def step(self) -> float:
         self.optimizer.zero_grad(set_to_none=True)
-        with (torch.autocast("cpu", dtype=torch.bfloat16) if self.bf16
-              else contextlib.nullcontext()):  # fmt: skip
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
             logits = self.model(self.inputs, self.decoder_inputs)
         loss = F.cross_entropy(logits.float().reshape(-1, self.sizes.vocab),
                                self.targets.reshape(-1), ignore_index=0, label_smoothing=0.1)
@@ -92,7 +83,6 @@ class Training:
         return float(loss.detach())
 
     def run(self) -> dict:
-        losses = [self.step() for _ in range(self.sizes.steps)]
-        sizes = self.sizes
+        losses, sizes = [self.step() for _ in range(self.sizes.steps)], self.sizes
         per_step = sizes.batch * sizes.speech_seconds if self.speech else (self.targets != 0).sum()
         return {"units": float(per_step * sizes.steps), "loss": sum(losses) / len(losses)}

@@ -1,7 +1,7 @@
 """t2t-lite against its peers, side by side in one run: Markdown tables, and --output.
 
     pip install -e ".[bench]"
-    python scripts/bench.py                  # default sizes: 8-10 min on 2 cores
+    python scripts/bench.py                  # default sizes: 8-20 min on 2 cores
     python scripts/bench.py --size=smallest  # every code path, quickly (the test)
     python scripts/bench.py --sections=training --profile
 
@@ -30,6 +30,8 @@ from bench import Worker  # noqa: E402 - the standard library only: each worker 
 
 PACKAGES = ("tensorflow", "keras", "t2t-lite", "torch", "keras-hub", "librosa", "numpy")
 PASSIVE = {"OMP_WAIT_POLICY": "PASSIVE"}  # libgomp's spinning loses ~10x on a shared core
+# The instruction sets that decide float32 and bfloat16 speed, as /proc/cpuinfo names them.
+ISA_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16")
 BFC = "TF_CPU_ALLOCATOR_USE_BFC"  # importing t2t_lite sets it; Keras users can too
 T2T, TORCH, KERAS = "t2t.Training", "torch_peer.Training", "keras_peer.Training"
 TRAINING = [  # (key, label, worker kind, required module, worker kwargs)
@@ -222,9 +224,11 @@ def goals(results) -> list:
 
 def render(results) -> str:
     m, s, rows = results["machine"], results["sizes"], results.get("training", {}).get("rows", [])
-    blocks = [[f"Measured {results['date']} with `{results['command']}` on {m['cpu']} ({m['cores']}"
-               f" cores, {m['memory_gib']:g} GiB; 1-minute load average {m['load_average_start']:g}"
-               f" at the start, {m['load_average_end']:g} at the end); " + ", ".join(
+    isa = "/".join(m.get("isa", [])) or "no AVX2"
+    blocks = [[f"Measured {results['date']} with `{results['command']}` on {m['cpu']} with {isa}"
+               f" ({m['cores']} cores, {m['memory_gib']:g} GiB; 1-minute load average"
+               f" {m['load_average_start']:g} at the start, {m['load_average_end']:g} at the end); "
+               + ", ".join(
                    f"{k} {v}" for k, v in results["versions"].items() if v) + "."]]  # fmt: skip
     shapes = {"text": f"source {s['source_length']}, target {s['target_length']}",
               "speech": f"{s['speech_seconds']:g} s at {s['mel_bins']}x{s['speech_channels']} "
@@ -277,7 +281,7 @@ def main(argv=None) -> int:
     sections = {"training": training, "decoding": decoding, "pipeline": pipeline}
     parser = argparse.ArgumentParser("python scripts/bench.py", description=__doc__.split("\n")[0])
     parser.add_argument("--size", choices=sorted(PRESETS), default="default",
-                        help="default: 8-10 min on 2 cores; smallest: every code path, quickly")
+                        help="default: 8-20 min on 2 cores; smallest: every code path, quickly")
     parser.add_argument("--sections", default=",".join(sections),
                         help=f"a comma-separated subset of {','.join(sections)}")
     parser.add_argument("--output", default="bench_results.json", help="every number, as JSON")
@@ -296,14 +300,16 @@ def main(argv=None) -> int:
     say = lambda text: print(f"[{time.time() - started:4.0f} s]", text, file=sys.stderr, flush=True)
     say(f"t2t-lite benchmark, --size={args.size}; worker logs in {log_dir}")
     with open("/proc/cpuinfo", encoding="ascii", errors="replace") as cpuinfo:
-        cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo
-                    if line.startswith("model name")), "unknown")  # fmt: skip
+        first = {key.strip(): value.strip() for key, _, value in
+                 (line.partition(":") for line in cpuinfo.read().split("\n\n")[0].splitlines())}
+    isa = [flag for flag in ISA_FLAGS if flag in first.get("flags", "").split()]
     results = {
         "date": datetime.date.today().isoformat(), "sizes": vars(sizes),
         "command": " ".join(["python scripts/bench.py", *(sys.argv[1:] if argv is None else argv)]),
         "versions": {p: next((d.version for d in importlib.metadata.distributions(name=p)), None)
                      for p in PACKAGES},
-        "machine": {"cpu": cpu, "cores": len(os.sched_getaffinity(0)),
+        "machine": {"cpu": first.get("model name", "unknown"), "isa": isa,
+                    "cores": len(os.sched_getaffinity(0)),
                     "memory_gib": round(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
                                         / 2**30, 1), "python": sys.version.split()[0],
                     "load_average_start": round(os.getloadavg()[0], 2)},

@@ -97,6 +97,8 @@ def test_smallest_run_measures_every_comparison(tmp_path):
     results = json.loads(output.read_text())
     sizes = results["sizes"]
     assert results["machine"]["cpu"] and results["machine"]["cores"] >= 1
+    flags = Path("/proc/cpuinfo").read_text().split()
+    assert ("avx2" in results["machine"]["isa"]) == ("avx2" in flags)
     assert results["versions"]["tensorflow"] and results["versions"]["keras"]
 
     training = results["training"]

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-# The default sizes: every comparison in 8-10 minutes on two cores.
+# The default sizes: every comparison in 8-20 minutes on two cores (20 where bf16 is emulated).
 DEFAULT = dict(
     hidden=256, filter=1024, heads=4, encoder_layers=2, decoder_layers=2, vocab=1000, dropout=0.1,
     batch=16, source_length=64, target_length=64,  # text training (batch: speech and pipeline too)

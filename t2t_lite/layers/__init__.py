@@ -2,6 +2,7 @@
 
 from t2t_lite.layers.conv_relu_conv import ConvReluConv
 from t2t_lite.layers.dense_relu_dense import DenseReluDense
+from t2t_lite.layers.dropout import Dropout
 from t2t_lite.layers.layer_norm import LayerNorm
 from t2t_lite.layers.layer_prepostprocess import LayerPrePostProcess
 from t2t_lite.layers.multi_head_attention import MultiHeadAttention
@@ -18,6 +19,7 @@ from t2t_lite.layers.transformer_encoder_layer import TransformerEncoderLayer
 __all__ = [
     "ConvReluConv",
     "DenseReluDense",
+    "Dropout",
     "LayerNorm",
     "LayerPrePostProcess",
     "MultiHeadAttention",

@@ -4,6 +4,8 @@ from collections.abc import Sequence
 
 import keras
 
+from t2t_lite.layers.dropout import Dropout
+
 
 def validate_broadcast_dims(
     broadcast_dims: Sequence[int], rank: int, owner: str
@@ -33,7 +35,7 @@ def make_dropout(
     rank: int,
     dtype_policy,
     name: str,
-) -> keras.layers.Dropout | None:
+) -> Dropout | None:
     """Returns a Dropout whose mask is shared along `broadcast_dims`, or None.
 
     Keras fills `None` entries of `noise_shape` from the input's shape at call
@@ -44,7 +46,7 @@ def make_dropout(
     noise_shape = None
     if broadcast_dims:
         noise_shape = tuple(1 if i in broadcast_dims else None for i in range(rank))
-    return keras.layers.Dropout(rate, noise_shape=noise_shape, dtype=dtype_policy, name=name)
+    return Dropout(rate, noise_shape=noise_shape, dtype=dtype_policy, name=name)
 
 
 def validate_rate(rate: float, owner: str, arg: str = "dropout") -> float:

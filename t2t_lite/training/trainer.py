@@ -36,6 +36,7 @@ from t2t_lite.data.problem import EVAL, TRAIN, Problem
 from t2t_lite.hparam import HParams
 from t2t_lite.models.build import build_model
 from t2t_lite.models.checkpointable import model_weights
+from t2t_lite.training import cpu_features
 from t2t_lite.training import strategy as strategies
 from t2t_lite.training.learning_rate import T2TSchedule
 from t2t_lite.training.losses import summed_cross_entropy
@@ -198,6 +199,13 @@ class Trainer:
             self.model.variable_dtype,
             self.hparams.activation_dtype,
         )
+        warning = cpu_features.bfloat16_warning(
+            self.hparams.activation_dtype,
+            strategies.runs_on_cpu(self.strategy),
+            cpu_features.cpu_flags(),
+        )
+        if warning:
+            logging.warning("%s", warning)
         logging.info("CPU allocator: %s=%s", ALLOCATOR_ENV, os.environ.get(ALLOCATOR_ENV))
         if self.chief:
             self.report_lengths()

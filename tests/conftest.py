@@ -1,6 +1,8 @@
 """Fixtures shared across test directories."""
 
 import http.server
+import os
+import pathlib
 import threading
 
 import pytest
@@ -66,6 +68,38 @@ class FileServer:
 def file_server():
     """`FileServer`, for tests that download from 127.0.0.1 (never the internet)."""
     return FileServer
+
+
+def _find_librispeech_mini() -> pathlib.Path | None:
+    """`$T2T_LITE_TESTDATA`, else `shared/testdata/librispeech_mini` beside the
+    clone or beside any folder above it: clones live at different depths (the
+    workplace's checkout, CI's clean clone, a clone made to try CI by hand)."""
+    if os.environ.get("T2T_LITE_TESTDATA"):
+        return pathlib.Path(os.environ["T2T_LITE_TESTDATA"])
+    for folder in pathlib.Path(__file__).resolve().parents:
+        candidate = folder / "shared" / "testdata" / "librispeech_mini"
+        if (candidate / "LibriSpeech").is_dir():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def librispeech_mini() -> pathlib.Path:
+    """The four real LibriSpeech utterances, in LibriSpeech's own layout
+    (`<root>/LibriSpeech/<subset>/<speaker>/<chapter>/`, see its SOURCES.txt)."""
+    root = _find_librispeech_mini()
+    if root is None or not (root / "LibriSpeech").is_dir():
+        pytest.skip(
+            "real LibriSpeech test audio not found: set T2T_LITE_TESTDATA to a "
+            "librispeech_mini folder, or clone beside shared/testdata/"
+        )
+    return root
+
+
+@pytest.fixture(scope="session")
+def librispeech_flac(librispeech_mini) -> pathlib.Path:
+    """One real utterance of `librispeech_mini`: test-clean 1089-134691-0000 (2.09 s)."""
+    return librispeech_mini / "LibriSpeech/test-clean/1089/134691/1089-134691-0000.flac"
 
 
 def greedy_decode(

@@ -5,7 +5,6 @@ import json
 import re
 import subprocess
 import textwrap
-from pathlib import Path
 
 import jiwer
 import numpy as np
@@ -15,7 +14,6 @@ import soundfile
 from t2t_lite.data.audio_io import read_audio
 from t2t_lite.decoding.long_form import piece_ends
 
-MINI = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "librispeech_mini"
 TINY_SPEECH = (
     "hidden_size=32,filter_size=64,num_heads=2,num_encoder_layers=1,num_decoder_layers=1,"
     "batch_size=400000,learning_rate_warmup_steps=20"
@@ -27,7 +25,7 @@ def run(*args):
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
+def trained(tmp_path_factory, librispeech_mini):
     """(usr_dir, data_dir, output_dir) of a 150-step run with checkpoints 50, 100, 150."""
     root = tmp_path_factory.mktemp("decoder")
     usr = root / "usr"
@@ -47,7 +45,7 @@ def trained(tmp_path_factory):
         )
     )
     common = [f"--t2t_usr_dir={usr}", "--problem=librispeech_mini", f"--data_dir={root / 'data'}"]
-    datagen = run("t2t-lite-datagen", *common, f"--tmp_dir={MINI}")
+    datagen = run("t2t-lite-datagen", *common, f"--tmp_dir={librispeech_mini}")
     assert datagen.returncode == 0, datagen.stderr[-3000:]
     train = run(
         "t2t-lite-trainer",
@@ -94,13 +92,13 @@ def test_reported_wer_is_jiwers_wer_over_the_written_lines(trained):
     assert metrics["cer"] == pytest.approx(jiwer.cer(references, hypotheses))
 
 
-def test_decoding_audio_paths_matches_decoding_the_dataset(trained, tmp_path):
+def test_decoding_audio_paths_matches_decoding_the_dataset(trained, tmp_path, librispeech_flac):
     _, _, output_dir = trained
     from_dataset = decoder(trained, "--dataset_split=test")
     assert from_dataset.returncode == 0, from_dataset.stderr[-3000:]
     dataset_hypothesis = (output_dir / "decode_test.txt").read_text().splitlines()
     paths = tmp_path / "paths.txt"
-    paths.write_text(str(MINI / "LibriSpeech/test-clean/1089/134691/1089-134691-0000.flac") + "\n")
+    paths.write_text(f"{librispeech_flac}\n")
     from_file = decoder(
         trained, f"--decode_from_file={paths}", f"--decode_to_file={tmp_path / 'out.txt'}"
     )
@@ -108,11 +106,11 @@ def test_decoding_audio_paths_matches_decoding_the_dataset(trained, tmp_path):
     assert (tmp_path / "out.txt").read_text().splitlines() == dataset_hypothesis
 
 
-def test_silence_and_long_recordings_from_files(trained, tmp_path):
+def test_silence_and_long_recordings_from_files(trained, tmp_path, librispeech_flac):
     """A silent file decodes to an empty line; a recording longer than
     segment_seconds is cut in its pause and transcribed as its two pieces
     are, texts joined (nothing truncated)."""
-    short = read_audio(MINI / "LibriSpeech/test-clean/1089/134691/1089-134691-0000.flac")
+    short = read_audio(librispeech_flac)
     twice = np.concatenate([short, np.zeros(8000, np.float32), short])
     (cut, end) = piece_ends(twice, len(twice), 16000, 3.0).numpy()
     # In the pause: the inserted 0.5 s plus the utterance's own quiet start.

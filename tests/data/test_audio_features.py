@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import pathlib
-
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from t2t_lite.data import audio_features, audio_io
 
-# The repository is cloned with shared/ beside it (here and in CI).
-UTTERANCE = (
-    pathlib.Path(__file__).resolve().parents[3]
-    / "shared/testdata/librispeech_mini/LibriSpeech/test-clean/1089/134691/1089-134691-0000.flac"
-)
 # The speech problem's settings (docs/design.md, "T2T semantics kept") and T2T's
 # function defaults.
 MEL_EDGES = [(20.0, 8000.0), (80.0, 7600.0)]
@@ -80,8 +73,8 @@ def _numpy_delta_deltas(filterbank):
 
 
 @pytest.fixture(scope="module")
-def utterance():
-    return audio_io.read_audio(UTTERANCE)
+def utterance(librispeech_flac):
+    return audio_io.read_audio(librispeech_flac)
 
 
 # ------------------------------------------------------------ mel filterbanks

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import pathlib
 
 import numpy as np
 import pytest
@@ -11,9 +10,6 @@ import soundfile
 
 from t2t_lite.data import audio_io
 
-# The repository is cloned with shared/ beside it (here and in CI).
-SHARED = pathlib.Path(__file__).resolve().parents[3] / "shared"
-LIBRISPEECH = SHARED / "testdata" / "librispeech_mini" / "LibriSpeech"
 # Frame counts of the four real utterances (16 kHz, so seconds = frames / 16000).
 LIBRISPEECH_FRAMES = {
     "test-clean/1089/134691/1089-134691-0000.flac": 33360,
@@ -34,8 +30,8 @@ def _peak_frequency(waveform: np.ndarray, sample_rate: int) -> float:
 
 
 @pytest.mark.parametrize("relative_path", sorted(LIBRISPEECH_FRAMES))
-def test_reads_real_librispeech_flac(relative_path):
-    path = LIBRISPEECH / relative_path
+def test_reads_real_librispeech_flac(relative_path, librispeech_mini):
+    path = librispeech_mini / "LibriSpeech" / relative_path
     waveform = audio_io.read_audio(path)
     assert waveform.dtype == np.float32 and waveform.ndim == 1
     assert len(waveform) == LIBRISPEECH_FRAMES[relative_path]
@@ -100,8 +96,8 @@ def test_bad_files_raise_audio_error_naming_the_file(tmp_path, name, content, pr
     assert isinstance(raised.value, ValueError)
 
 
-def test_truncated_real_flac_raises_audio_error(tmp_path):
-    data = (LIBRISPEECH / sorted(LIBRISPEECH_FRAMES)[0]).read_bytes()
+def test_truncated_real_flac_raises_audio_error(tmp_path, librispeech_flac):
+    data = librispeech_flac.read_bytes()
     path = tmp_path / "truncated.flac"
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(audio_io.AudioError, match="truncated.flac"):

@@ -20,7 +20,6 @@ from t2t_lite.data import length_policy, pipeline, shards
 from t2t_lite.data.problem import EVAL, TEST, TRAIN
 from t2t_lite.problems import librispeech
 
-MINI = pathlib.Path(__file__).resolve().parents[3] / "shared" / "testdata" / "librispeech_mini"
 # Seconds. Shaped like LibriSpeech's training utterances (most 10-17 s, a
 # tail to 35 s, a few short ones): 9 of 22 are over T2T's 15.5 s limit.
 TRAIN_SECONDS = [1.6, 3.1, 5.2, 7.4, 9.5, 11.0, 12.2, 13.1, 13.8, 14.3, 14.8]
@@ -40,11 +39,11 @@ class ShapedLibrispeech(librispeech.LibrispeechCleanSmall):
     workers = 2
 
 
-def _real_speech() -> tuple[np.ndarray, list[str]]:
+def _real_speech(mini: pathlib.Path) -> tuple[np.ndarray, list[str]]:
     audio, words = [], []
-    for flac in sorted((MINI / "LibriSpeech").rglob("*.flac")):
+    for flac in sorted((mini / "LibriSpeech").rglob("*.flac")):
         audio.append(soundfile.read(flac, dtype="float32")[0])
-    for transcript in sorted((MINI / "LibriSpeech").rglob("*.trans.txt")):
+    for transcript in sorted((mini / "LibriSpeech").rglob("*.trans.txt")):
         for line in transcript.read_text("utf-8").splitlines():
             words += line.split()[1:]
     return np.concatenate(audio), words
@@ -68,10 +67,10 @@ def _write_tree(root: pathlib.Path, subset: str, seconds: list[float], speech, w
 
 
 @pytest.fixture(scope="module")
-def shaped_data(tmp_path_factory):
+def shaped_data(tmp_path_factory, librispeech_mini):
     """(problem, data_dir) with LibriSpeech-shaped train/dev/test shards."""
     root = tmp_path_factory.mktemp("shaped_librispeech")
-    speech, words = _real_speech()
+    speech, words = _real_speech(librispeech_mini)
     for subset, seconds in (
         ("train-clean-100", TRAIN_SECONDS),
         ("dev-clean", DEV_SECONDS),

@@ -13,27 +13,26 @@ import soundfile
 from t2t_lite.data import librispeech_reader as reader
 from t2t_lite.data.problem import DataError, SplitReport
 
-# The repository is cloned with shared/ beside it (here and in CI).
-MINI = pathlib.Path(__file__).resolve().parents[3] / "shared" / "testdata" / "librispeech_mini"
 SUBSETS = ["train-clean-100", "test-clean", "test-other"]
 
 
-def _trans_lines(subset: str) -> dict[str, str]:
+def _trans_lines(mini: pathlib.Path, subset: str) -> dict[str, str]:
     lines = {}
-    for path in sorted((MINI / "LibriSpeech" / subset).rglob("*.trans.txt")):
+    for path in sorted((mini / "LibriSpeech" / subset).rglob("*.trans.txt")):
         for line in path.read_text("utf-8").splitlines():
             utterance_id, text = line.split(" ", 1)
             lines[utterance_id] = text
     return lines
 
 
-@pytest.mark.parametrize("root", [MINI, MINI / "LibriSpeech"], ids=["parent", "LibriSpeech"])
-def test_reads_real_tree_in_order_matching_flac_and_transcripts(root):
+@pytest.mark.parametrize("below", ["", "LibriSpeech"], ids=["parent", "LibriSpeech"])
+def test_reads_real_tree_in_order_matching_flac_and_transcripts(below, librispeech_mini):
     report = SplitReport()
+    root = librispeech_mini / below
     utterances = list(reader.read_librispeech_tree(root, SUBSETS, report, workers=2))
     expected = {}
     for subset in SUBSETS:
-        expected.update(_trans_lines(subset))
+        expected.update(_trans_lines(librispeech_mini, subset))
     # Subsets in the order given, then sorted ids: deterministic.
     assert [u.utterance_id for u in utterances] == [
         "1034-121119-0022",
@@ -44,26 +43,27 @@ def test_reads_real_tree_in_order_matching_flac_and_transcripts(root):
     assert not report.skipped
     for utterance in utterances:
         assert utterance.transcript == expected[utterance.utterance_id]  # upper case kept
-        flac = next((MINI / "LibriSpeech").rglob(f"{utterance.utterance_id}.flac"))
+        flac = next((librispeech_mini / "LibriSpeech").rglob(f"{utterance.utterance_id}.flac"))
         pcm, rate = soundfile.read(flac, dtype="int16")
         assert rate == 16000 and utterance.waveform.dtype == np.float32
         np.testing.assert_allclose(utterance.waveform, pcm / 32767.0, atol=1 / 32767)
 
 
-def test_order_does_not_depend_on_the_number_of_workers():
+def test_order_does_not_depend_on_the_number_of_workers(librispeech_mini):
     def ids(workers):
-        utterances = reader.read_librispeech_tree(MINI, SUBSETS[::-1], SplitReport(), workers)
+        utterances = reader.read_librispeech_tree(
+            librispeech_mini, SUBSETS[::-1], SplitReport(), workers
+        )
         return [(u.utterance_id, u.waveform.tobytes()) for u in utterances]
 
     assert ids(1) == ids(2)
     assert ids(1)[0][0] == "2033-164915-0001"  # test-other first, as asked
 
 
-def _bad_tree(root: pathlib.Path) -> pathlib.Path:
-    """One chapter with one good FLAC, one good WAV and one of each bad case."""
+def _bad_tree(root: pathlib.Path, good: pathlib.Path) -> pathlib.Path:
+    """One chapter with one `good` FLAC, one good WAV and one of each bad case."""
     chapter = root / "LibriSpeech" / "test-clean" / "1089" / "134691"
     chapter.mkdir(parents=True)
-    good = MINI / "LibriSpeech/test-clean/1089/134691/1089-134691-0000.flac"
     shutil.copy(good, chapter / "1089-134691-0000.flac")
     (chapter / "1089-134691-0001.flac").write_bytes(b"fLaC this is not a real FLAC stream" * 10)
     (chapter / "1089-134691-0002.flac").write_bytes(b"")  # zero-length
@@ -83,11 +83,10 @@ def _bad_tree(root: pathlib.Path) -> pathlib.Path:
     return root
 
 
-def test_bad_inputs_are_skipped_and_counted(tmp_path):
+def test_bad_inputs_are_skipped_and_counted(tmp_path, librispeech_flac):
     report = SplitReport()
-    utterances = list(
-        reader.read_librispeech_tree(_bad_tree(tmp_path), ["test-clean"], report, workers=2)
-    )
+    tree = _bad_tree(tmp_path, librispeech_flac)
+    utterances = list(reader.read_librispeech_tree(tree, ["test-clean"], report, workers=2))
     assert [(u.utterance_id, u.transcript) for u in utterances] == [
         ("1089-134691-0000", "HE COULD WAIT NO LONGER"),
         ("1089-134691-0006", "A WAVE FILE"),
@@ -101,6 +100,6 @@ def test_bad_inputs_are_skipped_and_counted(tmp_path):
     }
 
 
-def test_missing_subset_is_a_clear_error(tmp_path):
+def test_missing_subset_is_a_clear_error(librispeech_mini):
     with pytest.raises(DataError, match="'dev-clean' is not in .*extract dev-clean.tar.gz"):
-        list(reader.read_librispeech_tree(MINI, ["dev-clean"], SplitReport()))
+        list(reader.read_librispeech_tree(librispeech_mini, ["dev-clean"], SplitReport()))

@@ -20,8 +20,6 @@ from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError
 from t2t_lite.data.text_encoders import ByteTextEncoder
 from t2t_lite.problems import librispeech
 
-# The repository is cloned with shared/ beside it (here and in CI).
-MINI = pathlib.Path(__file__).resolve().parents[3] / "shared" / "testdata" / "librispeech_mini"
 SMALL_SHARDS = {TRAIN: 2, EVAL: 1, TEST: 1}
 
 
@@ -43,9 +41,9 @@ def no_network(monkeypatch):
     monkeypatch.delenv(librispeech.USE_TFDS_ENV, raising=False)
 
 
-def _transcripts() -> dict[str, str]:
+def _transcripts(mini: pathlib.Path) -> dict[str, str]:
     lines = {}
-    for path in (MINI / "LibriSpeech").rglob("*.trans.txt"):
+    for path in (mini / "LibriSpeech").rglob("*.trans.txt"):
         for line in path.read_text("utf-8").splitlines():
             utterance_id, text = line.split(" ", 1)
             lines[utterance_id] = text
@@ -58,15 +56,15 @@ def _records(problem, data_dir, split) -> list[dict]:
     return [problem.decode_example(r) for r in tf.data.TFRecordDataset(paths)]
 
 
-def _check_against_flac(problem, data_dir, expected_ids: dict[str, list[str]]):
+def _check_against_flac(mini: pathlib.Path, problem, data_dir, expected_ids: dict[str, list[str]]):
     """Every split holds exactly `expected_ids`, waveforms and text as in the tree."""
-    transcripts = _transcripts()
+    transcripts = _transcripts(mini)
     for split, ids in expected_ids.items():
         records = _records(problem, data_dir, split)
         assert sorted(r["utterance_id"].numpy().decode() for r in records) == ids
         for record in records:
             utterance_id = record["utterance_id"].numpy().decode()
-            flac = next((MINI / "LibriSpeech").rglob(f"{utterance_id}.flac"))
+            flac = next((mini / "LibriSpeech").rglob(f"{utterance_id}.flac"))
             pcm, _ = soundfile.read(flac, dtype="int16")
             np.testing.assert_allclose(record["waveform"].numpy(), pcm / 32767.0, atol=1 / 32767)
             transcript = record["transcript"].numpy().decode()
@@ -119,37 +117,39 @@ def test_registered_names_and_splits_follow_t2t():
         assert problem.input_modality == "speech"
 
 
-def test_datagen_from_an_extracted_tree(tmp_path):
+def test_datagen_from_an_extracted_tree(tmp_path, librispeech_mini):
     raw = tmp_path / "raw"
     raw.mkdir()
-    (raw / "LibriSpeech").symlink_to(MINI / "LibriSpeech")
+    (raw / "LibriSpeech").symlink_to(librispeech_mini / "LibriSpeech")
     problem = MiniLibrispeech()
     report = problem.generate_data(str(tmp_path / "data"), str(raw))
     assert {split: r.written for split, r in report.splits.items()} == {TRAIN: 2, EVAL: 1, TEST: 1}
     assert not any(r.skipped for r in report.splits.values())
-    _check_against_flac(problem, tmp_path / "data", MINI_IDS)
+    _check_against_flac(librispeech_mini, problem, tmp_path / "data", MINI_IDS)
 
 
-def test_a_missing_subset_is_one_clear_error(tmp_path):
+def test_a_missing_subset_is_one_clear_error(tmp_path, librispeech_mini):
     raw = tmp_path / "raw"
     raw.mkdir()
-    (raw / "LibriSpeech").symlink_to(MINI / "LibriSpeech")
+    (raw / "LibriSpeech").symlink_to(librispeech_mini / "LibriSpeech")
     # dev-clean is not in the tree, no tarball, and the download fails.
     with pytest.raises(DataError, match=r"dev-clean\.tar\.gz failed .* download dev-clean"):
         librispeech.LibrispeechCleanSmall().generate_data(str(tmp_path / "data"), str(raw))
 
 
-def _pack_subsets(directory: pathlib.Path) -> None:
+def _pack_subsets(mini: pathlib.Path, directory: pathlib.Path) -> None:
     """OpenSLR-style tarballs of the mini tree: one per subset, `LibriSpeech/<subset>/...`."""
     directory.mkdir()
     for subset in ("train-clean-100", "test-clean", "test-other"):
         with tarfile.open(directory / f"{subset}.tar.gz", "w:gz") as tar:
-            tar.add(MINI / "SOURCES.txt", "LibriSpeech/README.TXT")
-            tar.add(MINI / "LibriSpeech" / subset, f"LibriSpeech/{subset}")
+            tar.add(mini / "SOURCES.txt", "LibriSpeech/README.TXT")
+            tar.add(mini / "LibriSpeech" / subset, f"LibriSpeech/{subset}")
 
 
-def test_datagen_downloads_resumes_and_extracts_tarballs(tmp_path, monkeypatch, file_server):
-    _pack_subsets(tmp_path / "www")
+def test_datagen_downloads_resumes_and_extracts_tarballs(
+    tmp_path, monkeypatch, file_server, librispeech_mini
+):
+    _pack_subsets(librispeech_mini, tmp_path / "www")
     files = {f"/{path.name}": path.read_bytes() for path in (tmp_path / "www").iterdir()}
     with file_server(files, cut_first={"/train-clean-100.tar.gz"}) as server:
         monkeypatch.setenv(librispeech.URL_ENV, server.url + "/")
@@ -171,7 +171,7 @@ def test_datagen_downloads_resumes_and_extracts_tarballs(tmp_path, monkeypatch, 
         assert (raw / f"{name}.tar.gz").read_bytes() == (
             tmp_path / f"www/{name}.tar.gz"
         ).read_bytes()
-    _check_against_flac(problem, tmp_path / "data", MINI_IDS)
+    _check_against_flac(librispeech_mini, problem, tmp_path / "data", MINI_IDS)
 
     # A second run finds the extracted tree and asks the server for nothing.
     server.requests.clear()
@@ -179,15 +179,15 @@ def test_datagen_downloads_resumes_and_extracts_tarballs(tmp_path, monkeypatch, 
     assert server.requests == []
 
 
-def test_tarball_in_tmp_dir_is_used_and_a_hostile_one_refused(tmp_path):
-    _pack_subsets(tmp_path / "www")
+def test_tarball_in_tmp_dir_is_used_and_a_hostile_one_refused(tmp_path, librispeech_mini):
+    _pack_subsets(librispeech_mini, tmp_path / "www")
     raw = tmp_path / "raw"
     raw.mkdir()
     for subset in ("train-clean-100", "test-other"):
         os.link(tmp_path / f"www/{subset}.tar.gz", raw / f"{subset}.tar.gz")
     with tarfile.open(raw / "test-clean.tar.gz", "w:gz") as tar:
-        tar.add(MINI / "LibriSpeech/test-clean", "LibriSpeech/test-clean")
-        tar.add(MINI / "SOURCES.txt", "LibriSpeech/../../escaped.txt")
+        tar.add(librispeech_mini / "LibriSpeech/test-clean", "LibriSpeech/test-clean")
+        tar.add(librispeech_mini / "SOURCES.txt", "LibriSpeech/../../escaped.txt")
     (tmp_path / "data").mkdir()
     before = set(os.listdir(tmp_path))
     with pytest.raises(
@@ -257,7 +257,7 @@ def test_nothing_usable_fails_with_one_clear_message(tmp_path):
     assert not os.listdir(tmp_path / "data")
 
 
-def test_sentencepiece_vocab_is_trained_saved_and_reloaded(tmp_path):
+def test_sentencepiece_vocab_is_trained_saved_and_reloaded(tmp_path, librispeech_mini):
     class MiniSentencepiece(librispeech.LibrispeechSentencepiece):
         subsets = MiniLibrispeech.subsets
         num_shards = SMALL_SHARDS
@@ -265,7 +265,7 @@ def test_sentencepiece_vocab_is_trained_saved_and_reloaded(tmp_path):
 
     raw = tmp_path / "raw"
     raw.mkdir()
-    (raw / "LibriSpeech").symlink_to(MINI / "LibriSpeech")
+    (raw / "LibriSpeech").symlink_to(librispeech_mini / "LibriSpeech")
     problem = MiniSentencepiece()
     problem.generate_data(str(tmp_path / "data"), str(raw))
     vocab = tmp_path / "data" / problem.vocab_filename

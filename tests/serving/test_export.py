@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import pathlib
 import re
 import subprocess
 import sys
@@ -37,14 +36,11 @@ from t2t_lite.serving import export
 from t2t_lite.serving.serving_module import featurize_batch
 from t2t_lite.training.losses import padded_cross_entropy, summed_ctc_loss
 
-# The repository is cloned with shared/ beside it (here and in CI).
-LIBRISPEECH = str(
-    pathlib.Path(__file__).resolve().parents[3] / "shared/testdata/librispeech_mini/LibriSpeech"
-)
+# Real utterances of tests/conftest.py's librispeech_mini.
 FLACS = [
-    f"{LIBRISPEECH}/test-clean/1089/134691/1089-134691-0000.flac",  # 2.09 s
-    f"{LIBRISPEECH}/train-clean-100/1034/121119/1034-121119-0046.flac",  # 2.46 s
-    f"{LIBRISPEECH}/test-other/2033/164915/2033-164915-0001.flac",  # 8.94 s: over-long
+    "test-clean/1089/134691/1089-134691-0000.flac",  # 2.09 s
+    "train-clean-100/1034/121119/1034-121119-0046.flac",  # 2.46 s
+    "test-other/2033/164915/2033-164915-0001.flac",  # 8.94 s: over-long
 ]
 TINY = (
     "hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1,"
@@ -241,8 +237,8 @@ def test_checkpoint_of_another_model_is_refused(speech_run, text_run):
         trained_model.restore_weights(model, trained_model.resolve_checkpoint(text_run.output_dir))
 
 
-def test_batch_featurization_equals_per_utterance_featurize(speech_run):
-    waveforms = [read_audio(path) for path in FLACS[:2]] + [tone_and_noise()["no"]]
+def test_batch_featurization_equals_per_utterance_featurize(speech_run, flacs):
+    waveforms = flacs[:2] + [tone_and_noise()["no"]]
     lengths = np.array([len(w) for w in waveforms], np.int32)
     batch, frame_lengths = featurize_batch(
         pad_rows(waveforms, np.float32), lengths, speech_run.hparams
@@ -357,11 +353,16 @@ _LOADER = textwrap.dedent(
 
 
 @pytest.fixture(scope="module")
-def served(speech_export, text_export, tmp_path_factory) -> dict:
+def flacs(librispeech_mini) -> list[np.ndarray]:
+    """The waveforms of FLACS."""
+    return [read_audio(librispeech_mini / "LibriSpeech" / path) for path in FLACS]
+
+
+@pytest.fixture(scope="module")
+def served(speech_export, text_export, tmp_path_factory, flacs) -> dict:
     """Every request below, answered by the exports in a process without t2t-lite."""
     directory = tmp_path_factory.mktemp("requests")
     clips = tone_and_noise()
-    flacs = [read_audio(path) for path in FLACS]
     speech_batch = [clips["hi"], flacs[0], clips["no"], flacs[1]]
     long_flac = flacs[2]
     limit = 3 * SAMPLE_RATE  # max_input_seq_length 300 frames
@@ -444,12 +445,12 @@ def hiss(samples: int) -> np.ndarray:
     return noise / np.sqrt(np.mean(noise**2)) * 10 ** (-70 / 20)
 
 
-def test_silence_empty_and_nan_waveforms_return_empty_text(speech_run, served):
+def test_silence_empty_and_nan_waveforms_return_empty_text(speech_run, served, flacs):
     result = served["silence"]
     assert "error" not in result, result
     assert result["outputs"][:4] == ["", "", "", ""]
     assert result["scores"][:4] == [0.0, 0.0, 0.0, 0.0]
-    speech = read_audio(FLACS[0])
+    speech = flacs[0]
     texts, _ = reference_decode(speech_run, speech_features([speech], speech_run.hparams))
     assert result["outputs"][4] == texts[0]  # a real utterance beside them is decoded
 

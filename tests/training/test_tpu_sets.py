@@ -17,7 +17,6 @@ from t2t_lite.hparam import create_hparams
 from t2t_lite.problems.librispeech import LibrispeechCleanSmall
 from t2t_lite.training import trainer as trainer_module
 
-MINI = pathlib.Path(__file__).resolve().parents[3] / "shared" / "testdata" / "librispeech_mini"
 TPU_SETS = [
     "transformer_tpu",
     "transformer_librispeech_tpu",
@@ -44,11 +43,11 @@ class TreeLibrispeech(LibrispeechCleanSmall):
     num_shards = {TRAIN: 1, EVAL: 1, TEST: 1}
 
 
-def write_tree(root: pathlib.Path, sizes: dict, seed: int = 0) -> None:
-    """A LibriSpeech tree of 2-6 s utterances: one or two of the real mini
+def write_tree(root: pathlib.Path, mini: pathlib.Path, sizes: dict, seed: int = 0) -> None:
+    """A LibriSpeech tree of 2-6 s utterances: one or two of the real `mini`
     clips (2.1-2.5 s) joined, with their transcripts."""
     clips = []
-    for transcripts in sorted((MINI / "LibriSpeech").rglob("*.trans.txt")):
+    for transcripts in sorted((mini / "LibriSpeech").rglob("*.trans.txt")):
         for line in transcripts.read_text().splitlines():
             utterance_id, text = line.split(" ", 1)
             audio, _ = soundfile.read(transcripts.parent / f"{utterance_id}.flac", dtype="float32")
@@ -69,9 +68,11 @@ def write_tree(root: pathlib.Path, sizes: dict, seed: int = 0) -> None:
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
+def data_dir(tmp_path_factory, librispeech_mini):
     root = tmp_path_factory.mktemp("tpu_sets")
-    write_tree(root / "raw", {"train-clean-100": 16, "dev-clean": 2, "test-clean": 2})
+    write_tree(
+        root / "raw", librispeech_mini, {"train-clean-100": 16, "dev-clean": 2, "test-clean": 2}
+    )
     TreeLibrispeech().generate_data(str(root / "data"), str(root / "raw"))
     return str(root / "data")
 

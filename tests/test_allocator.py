@@ -14,7 +14,7 @@ if sys.argv[1] == "import":
     import t2t_lite
 import tensorflow as tf
 print(os.environ.get("TF_CPU_ALLOCATOR_USE_BFC"))
-small = tf.function(lambda x: x * 2.0)(tf.ones([1001]))
+tf.function(lambda x: x * 2.0)(tf.ones([1001]))
 print(tf.config.experimental.get_memory_info("CPU:0")["peak"] > 0)
 x = tf.ones([8192, 1024])
 add = tf.function(lambda x: x + x)

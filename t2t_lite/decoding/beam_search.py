@@ -77,6 +77,11 @@ def _unmerge_beam_dim(tensor: tf.Tensor, batch_size, beam_size: int) -> tf.Tenso
     return tf.reshape(tensor, [batch_size, beam_size] + _shape_list(tensor)[1:])
 
 
+def _growing_shape(state: tf.Tensor) -> tf.TensorShape:
+    """A state's loop shape: dimensions of size 0 at the start grow (unknown)."""
+    return tf.TensorShape([None if dim == 0 else dim for dim in state.shape])
+
+
 def _gather_beams(tensor: tf.Tensor, indices: tf.Tensor) -> tf.Tensor:
     """`tensor[b, indices[b, j], ...]` for `tensor [batch, n, ...]`, `indices [batch, k]`."""
     return tf.gather(tensor, indices, batch_dims=1)
@@ -119,7 +124,11 @@ def beam_search(
         alpha: length penalty exponent; 0 ranks by raw log probability.
         states: optional nested structure of tensors, each `[batch, ...]`
             (e.g. `Transformer.initial_decode_cache`). Their shapes must not
-            change between steps (static caches, written in place).
+            change between steps, except along a dimension of size 0 at the
+            start: such a state grows along it (a cache of the steps so far;
+            not with fixed shapes). A state the fn returns as given (the same
+            tensor) is not reordered: every beam of an item holds the copy
+            tiled at the start.
         eos_id: the end-of-sequence id.
         stop_early: stop as soon as no alive beam can beat the best finished
             one (only the first beam is then guaranteed complete); False keeps
@@ -152,6 +161,11 @@ def beam_search(
         raise ValueError(
             "use_fixed_shapes=True needs decode_length as a Python int (a static "
             f"buffer length), got {decode_length!r}."
+        )
+    if use_fixed_shapes and any(0 in s.shape for s in tf.nest.flatten(states or {})):
+        raise ValueError(
+            "use_fixed_shapes=True needs states of fixed shapes; a state with a "
+            "dimension of size 0 grows (pass a fixed-length cache instead)."
         )
     if isinstance(decode_length, int) and decode_length < 1:
         raise ValueError(f"decode_length must be >= 1, got {decode_length}.")
@@ -222,9 +236,9 @@ def beam_search(
         Two beam's worth, because up to beam_size of them may end in EOS and
         the rest must still refill the alive set (needs vocab_size > beam_size).
         """
-        flat_states = tf.nest.map_structure(_merge_beam_dim, states)
+        given_states = tf.nest.map_structure(_merge_beam_dim, states)
         flat_logits, flat_states = symbols_to_logits_fn(
-            ids_for_fn(alive_seq, step), step, flat_states
+            ids_for_fn(alive_seq, step), step, given_states
         )
         logits = tf.reshape(tf.cast(flat_logits, tf.float32), [batch_size, beam_size, vocab_size])
         candidates, step_scores, candidate_state = score_candidates(
@@ -244,7 +258,12 @@ def beam_search(
             topk_ids = tf.gather(candidate_state["last"], topk_flat_ids, batch_dims=1)
         topk_seq = append_tokens(_gather_beams(alive_seq, topk_parents), topk_ids, step)
         new_states = tf.nest.map_structure(
-            lambda s: _unmerge_beam_dim(s, batch_size, beam_size), flat_states
+            lambda state, given, returned: (
+                state if returned is given else _unmerge_beam_dim(returned, batch_size, beam_size)
+            ),
+            states,
+            given_states,
+            flat_states,
         )
         topk_ctc = tf.nest.map_structure(lambda s: _gather_beams(s, topk_flat_ids), candidate_state)
         return (
@@ -267,6 +286,7 @@ def beam_search(
         states,
         ctc_state,
     ):
+        old_states = states
         (
             topk_seq,
             topk_log_probs,
@@ -283,9 +303,16 @@ def beam_search(
         alive_seq = _gather_beams(topk_seq, alive_pick)
         alive_log_probs = _gather_beams(topk_log_probs, alive_pick)
         # Reorder the states (computed for the old beams) to follow the new
-        # beams: one gather by parent beam instead of T2T's two.
+        # beams: one gather by parent beam instead of T2T's two. A state the
+        # fn returned untouched (the very tensor it was given, e.g. the
+        # encoder's keys/values) is still the copy tiled at the start, equal
+        # in every beam of an item, so reordering it would only copy it.
         parents = _gather_beams(topk_parents, alive_pick)
-        states = tf.nest.map_structure(lambda s: _gather_beams(s, parents), states)
+        states = tf.nest.map_structure(
+            lambda old, new: new if new is old else _gather_beams(new, parents),
+            old_states,
+            states,
+        )
         ctc_state = tf.nest.map_structure(lambda s: _gather_beams(s, alive_pick), topk_ctc)
 
         # Finished: the best beam_size of the old finished sequences and the
@@ -340,7 +367,7 @@ def beam_search(
             growing,
             finished_scores.shape,
             finished_flags.shape,
-            tf.nest.map_structure(lambda s: s.shape, states),
+            tf.nest.map_structure(_growing_shape, states),
             tf.nest.map_structure(lambda s: s.shape, ctc_state),
         )
     _, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, *_ = (

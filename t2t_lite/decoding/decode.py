@@ -11,11 +11,14 @@ and the SavedModel share.
 An input with no speech (`inputs_length` 0: an empty waveform, or one the
 featurizer found silent) decodes to the empty sequence, score 0.
 
-The decode cache has a static length, the cap: `max_decode_length`, else the
-hparams' `max_target_seq_length`, else 256. Each batch stops at T2T's decode
-length, the encoder output's length plus `extra_length` (rounded up to a
-multiple of 16), within the cap. The length is a tensor, so one traced search
-serves every batch shape.
+No output is longer than the cap: `max_decode_length`, else the hparams'
+`max_target_seq_length`, else 256. Each batch stops at T2T's decode length,
+the encoder output's length plus `extra_length` (rounded up to a multiple of
+16), within the cap, or earlier when every beam has finished. The length is a
+tensor, so one traced search serves every batch shape, and the self-attention
+cache grows as the steps need (`MultiHeadAttention`'s growing cache): a step
+costs what the prefix holds, not what the cap allows (a fixed-length cache at
+256 spent half of a step copying and reordering mostly empty positions).
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ def decode_hparams(overrides: str = "") -> HParams:
 
 
 def decode_cap(hparams: HParams, decode_hp: HParams) -> int:
-    """The static decode-cache length: no output is longer."""
+    """The longest output a decode may produce."""
     return (
         decode_hp.max_decode_length or hparams.get("max_target_seq_length", 0) or DEFAULT_DECODE_CAP
     )
@@ -89,7 +92,7 @@ def model_search(model, features: dict, decode_hp: HParams, cap: int):
         model: a `Transformer` with inputs.
         features: "inputs" (and for speech "inputs_length"), a batch.
         decode_hp: from `decode_hparams`, checked by `check_decode_hparams`.
-        cap: `decode_cap(...)`, the static decode-cache length.
+        cap: `decode_cap(...)`, the longest output.
 
     Returns:
         `(ids [batch, beams, length] int32, scores [batch, beams] float32)`,
@@ -106,7 +109,7 @@ def model_search(model, features: dict, decode_hp: HParams, cap: int):
         scorer = None
         if weight > 0.0:
             scorer = CtcPrefixScorer(model.ctc_log_probs(memory), frames)
-        cache = model.initial_decode_cache(features, cap, encoded=(memory, memory_mask))
+        cache = model.initial_decode_cache(features, None, encoded=(memory, memory_mask))
         ids, scores = beam_search(
             lambda ids, step, states: model.decode_step(ids[:, -1], step, states),
             tf.zeros([batch_size], tf.int32),

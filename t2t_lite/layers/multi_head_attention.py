@@ -1,4 +1,4 @@
-"""T2T's multi-head dot-product attention with a static-shape decode cache.
+"""T2T's multi-head dot-product attention with an incremental-decoding cache.
 
 Optionally with T2T's `dot_product_relative` self-attention (Shaw et al.
 2018): learned embeddings of the clipped key-minus-query distance, added to
@@ -22,6 +22,9 @@ from t2t_lite.layers._utils import (
 # query may not attend to. The logits are float32 here, so it never overflows.
 _MASK_NEGATIVE = -1e9
 
+# Positions a growing decode cache gains when full.
+CACHE_BLOCK = 16
+
 
 @keras.saving.register_keras_serializable(package="t2t_lite")
 class MultiHeadAttention(keras.layers.Layer):
@@ -33,19 +36,26 @@ class MultiHeadAttention(keras.layers.Layer):
     T2T's broadcast dims over `[batch, heads, query, key]`), and the combined
     heads projected to `output_channels` without bias.
 
-    Incremental decoding uses an explicit cache of static shape, the pair
-    `(keys, values)`, each `[batch, num_heads, max_length, depth_per_head]`:
-    heads before positions, the layout the two attention matmuls read, so a
-    decode step neither transposes nor slices the whole cache (at 256 steps
-    those copies were two thirds of a step):
+    Incremental decoding uses an explicit cache, the pair `(keys, values)`,
+    each `[batch, num_heads, length, depth_per_head]`: heads before positions,
+    the layout the two attention matmuls read, so a decode step never
+    transposes the cache (at 256 steps those copies were two thirds of a
+    step). Three ways to use one, each returning `(output, new_cache)`:
 
-    - self-attention: pass `cache` (from `initial_cache`) and the scalar int
+    - self-attention, fixed length (XLA, T2T's TPU path): pass `cache` from
+      `initial_cache(batch, max_length)` and the scalar int
       `cache_update_index`; the new keys/values of `query` are written at that
-      index and attention runs over the whole cache, so the caller masks the
-      positions after the index. Returns `(output, new_cache)`.
+      index and the query attends to the positions up to it (or as
+      `attention_mask` says).
+    - self-attention, growing (CPU/GPU decoding): the same from
+      `initial_cache(batch, 0)` with `grow_cache=True`: a cache with no room
+      at the index first grows by `CACHE_BLOCK` positions, so a step costs
+      what the prefix holds, not what a fixed length allows. (Growing by one
+      position a step, as T2T's concatenation did, allocates a new size
+      every step; in blocks the buffers of consecutive steps are reused.)
     - encoder-decoder attention: pass the `cache` returned by
       `compute_memory_cache(memory)` and no index; it is used as the keys and
-      values as is. Returns `(output, cache)`.
+      values as is.
 
     With `max_relative_position > 0` the layer is T2T's relative
     self-attention (`self_attention_type="dot_product_relative"`): two tables
@@ -54,8 +64,8 @@ class MultiHeadAttention(keras.layers.Layer):
     clipped to `[-max_relative_position, max_relative_position]`; the key
     table is added to the keys in the logits and the value table to the
     values in the output. With a cache, the query's position is
-    `cache_update_index`, so decoding step by step gives the same outputs as
-    the teacher-forced call.
+    `cache_update_index` (fixed length) or the cache's length (growing), so
+    decoding step by step gives the same outputs as the teacher-forced call.
 
     The key/value projections are built for the channels of the first
     `memory` seen (of `query` for self-attention), so use one instance either
@@ -85,7 +95,10 @@ class MultiHeadAttention(keras.layers.Layer):
             key_length]`; 1 where the query may attend to the key.
         cache: optional `(keys, values)` cache, see above.
         cache_update_index: scalar int, where to write this step's keys and
-            values into a self-attention `cache`.
+            values into a fixed-length self-attention `cache`.
+        grow_cache: True for a growing self-attention `cache`: extended by
+            `CACHE_BLOCK` positions when `cache_update_index` is past its end
+            (the layer then masks the positions after the index itself).
         training: whether dropout is active.
 
     Returns:
@@ -223,7 +236,8 @@ class MultiHeadAttention(keras.layers.Layer):
 
         Args:
             batch_size: int or scalar int tensor.
-            max_length: the number of decode steps the cache holds (static).
+            max_length: the number of decode steps the cache holds (static),
+                or 0 for a cache that grows (`grow_cache=True`).
             dtype: cache dtype; defaults to the layer's compute dtype.
 
         Returns:
@@ -271,14 +285,21 @@ class MultiHeadAttention(keras.layers.Layer):
         attention_mask=None,
         cache=None,
         cache_update_index=None,
+        grow_cache=False,
         training=None,
     ):
+        if grow_cache and (cache_update_index is None or attention_mask is not None):
+            raise ValueError(
+                f"{type(self).__name__}: grow_cache=True writes at cache_update_index "
+                "and masks the positions after it itself; pass the index and no "
+                "attention_mask."
+            )
         if cache_update_index is not None:
             if cache is None:
                 raise ValueError(f"{type(self).__name__}: cache_update_index needs a cache.")
             if memory is not None:
                 raise ValueError(
-                    f"{type(self).__name__}: an updatable cache is for "
+                    f"{type(self).__name__}: a written or growing cache is for "
                     "self-attention; pass memory=None."
                 )
         if self.max_relative_position and memory is not None:
@@ -298,10 +319,21 @@ class MultiHeadAttention(keras.layers.Layer):
             else:
                 projections = self._project(memory, self._key_dense, self._value_dense)
                 keys, values = map(self._split_heads, projections)
+        first_query = 0  # the position of the first query
         if cache_update_index is not None:
-            index = ops.cast(cache_update_index, "int32")
+            first_query = ops.cast(cache_update_index, "int32")
+            if grow_cache:
+                cache = ops.cond(
+                    first_query < ops.shape(cache[0])[2],
+                    lambda: tuple(cache),
+                    lambda: tuple(
+                        ops.pad(c, [[0, 0], [0, 0], [0, CACHE_BLOCK], [0, 0]]) for c in cache
+                    ),
+                )
+            if attention_mask is None:  # the positions up to the query's
+                attention_mask = (ops.arange(ops.shape(cache[0])[2]) <= first_query)[None, None]
             zero = ops.zeros((), "int32")
-            start = ops.stack([zero, zero, index, zero])
+            start = ops.stack([zero, zero, first_query, zero])
             cache = tuple(
                 ops.slice_update(cached, start, ops.cast(new, cached.dtype))
                 for cached, new in zip(cache, (keys, values), strict=True)
@@ -313,11 +345,8 @@ class MultiHeadAttention(keras.layers.Layer):
         queries = queries * ops.cast(self.key_depth_per_head**-0.5, self.compute_dtype)
         logits = ops.einsum("bhqd,bhkd->bhqk", queries, keys)
         if self.max_relative_position:
-            # Teacher-forced self-attention: queries at 0..length-1; with a
-            # cache the one query sits at `cache_update_index`.
-            first = 0 if cache is None else ops.cast(cache_update_index, "int32")
             relative_indices = self._relative_indices(
-                ops.shape(queries)[2], ops.shape(keys)[2], first
+                ops.shape(queries)[2], ops.shape(keys)[2], first_query
             )
             relative_keys = self._relative_embeddings(
                 self.relative_key_embeddings, relative_indices

@@ -5,6 +5,10 @@ from keras import ops
 
 from t2t_lite.layers._transformer_layer_base import TransformerLayerBase
 
+# The cache entry of the self-attention keys/values: a fixed-length buffer or
+# a growing one, both written at the step index.
+FIXED, GROWING = "self_attention", "self_attention_growing"
+
 
 @keras.saving.register_keras_serializable(package="t2t_lite")
 class TransformerDecoderLayer(TransformerLayerBase):
@@ -16,11 +20,14 @@ class TransformerDecoderLayer(TransformerLayerBase):
     the LEFT so no position sees the future.
 
     Incremental decoding passes one position and a cache, a dict of tensors
-    with static shapes made by `initial_cache`:
-    `self_attention` `(keys, values)`, `[batch, heads, max_length, depth]`
-    each (written at `cache_update_index`), `memory` `(keys, values)`,
-    `[batch, heads, memory_length, depth]` each (computed once) and, for `conv_relu_conv`, `ffn`
-    `[batch, conv_first_kernel - 1, hidden]` (the last inputs).
+    made by `initial_cache`: the self-attention `(keys, values)` written at
+    `cache_update_index`, either `self_attention` `[batch, heads, max_length,
+    depth]` each (a fixed length: what XLA needs) or `self_attention_growing`
+    (as long as the steps so far need, in blocks; what t2t-lite's own decoding
+    uses, see `MultiHeadAttention`); `memory` `(keys, values)`, `[batch,
+    heads, memory_length, depth]` each (computed once) and, for
+    `conv_relu_conv`, `ffn` `[batch, conv_first_kernel - 1, hidden]` (the
+    last inputs).
 
     Args:
         has_encoder_attention: False for a decoder-only (language) model.
@@ -32,7 +39,9 @@ class TransformerDecoderLayer(TransformerLayerBase):
             (with a cache, the memory keys/values come from the cache).
         memory_mask: `[batch, memory_length]`, 1 for real encoder positions.
         self_attention_mask: broadcastable to `[batch, length, keys]`;
-            defaults to the causal mask (without a cache).
+            defaults to the causal mask (without a cache) or to the
+            positions up to `cache_update_index` (with one; a growing cache
+            takes no other).
         cache: dict from `initial_cache`, or None.
         cache_update_index: scalar int, the position being decoded.
         training: whether dropout is active.
@@ -68,9 +77,14 @@ class TransformerDecoderLayer(TransformerLayerBase):
         self._ffn = self._feed_forward("LEFT", input_shape)
         self.built = True
 
-    def initial_cache(self, batch_size, max_length: int, memory=None) -> dict:
-        """The cache for decoding `max_length` positions against `memory`."""
-        cache = {"self_attention": self._self_attention.initial_cache(batch_size, max_length)}
+    def initial_cache(self, batch_size, max_length: int | None, memory=None) -> dict:
+        """The cache for decoding against `memory`: `max_length` positions at
+        most in a fixed-length buffer, or (None) one that grows as the steps
+        need."""
+        if max_length is None:
+            cache = {GROWING: self._self_attention.initial_cache(batch_size, 0)}
+        else:
+            cache = {FIXED: self._self_attention.initial_cache(batch_size, max_length)}
         if self.has_encoder_attention:
             cache["memory"] = self._encoder_attention.compute_memory_cache(memory)
         if self.ffn_layer == "conv_relu_conv":
@@ -98,11 +112,13 @@ class TransformerDecoderLayer(TransformerLayerBase):
                 training=training,
             )
         else:
-            y, new_cache["self_attention"] = self._self_attention(
+            entry = GROWING if GROWING in cache else FIXED
+            y, new_cache[entry] = self._self_attention(
                 self._self_pre(x, training=training),
                 attention_mask=self_attention_mask,
-                cache=cache["self_attention"],
+                cache=cache[entry],
                 cache_update_index=cache_update_index,
+                grow_cache=entry == GROWING,
                 training=training,
             )
         x = self._self_post(y, previous=x, training=training)

@@ -12,8 +12,9 @@ Inputs are text ids (`input_modality="symbol"`), speech features
 padded with 0; the decoder sees them shifted right.
 
 Decoding is incremental: `decode_step` embeds one token, attends through a
-static-shape cache (keys/values written at the step index, encoder
-keys/values computed once) and returns the next logits; the searches
+cache (self-attention keys/values growing a step at a time, or written at the
+step index into a fixed-length buffer for XLA; encoder keys/values computed
+once) and returns the next logits; the searches
 (`decoding/`) loop over it. The math is `keras.ops` throughout, so the model
 runs its forward and backward passes on any Keras 3 backend.
 """
@@ -328,14 +329,18 @@ class Transformer(keras.Model):
     # -- incremental decoding ------------------------------------------------------------
 
     def initial_decode_cache(
-        self, features: dict, max_length: int, batch_size=None, encoded=None
+        self, features: dict, max_length: int | None, batch_size=None, encoded=None
     ) -> dict:
-        """Encodes the inputs once and returns the cache for `max_length` steps.
+        """Encodes the inputs once and returns the decode cache.
 
-        Every entry has batch as its first dimension, so beam search can tile
-        and reorder it. `batch_size` is needed only for a decoder-only model;
-        `encoded` is `encode(features)`'s result when the caller has it
-        already (joint CTC decoding reads the encoder output too).
+        `max_length`: a static number of steps (the fixed-length cache that
+        XLA needs), or None: the self-attention cache grows as the steps
+        need, so each step costs what the prefix holds, not the cap (what
+        `decoding.decode` uses). Every entry has batch as its first
+        dimension, so beam search can tile and reorder it. `batch_size` is
+        needed only for a decoder-only model; `encoded` is
+        `encode(features)`'s result when the caller has it already (joint
+        CTC decoding reads the encoder output too).
         """
         cache = {}
         memory = None
@@ -360,10 +365,8 @@ class Transformer(keras.Model):
         Returns:
             `(logits [batch, vocab] float32, new_cache)`.
         """
-        max_length = cache["layer_0"]["self_attention"][0].shape[2]
         y = self.target_embedding(ops.cast(previous_ids, "int32")[:, None])
         y = self._add_position(y, start_index=step)
-        self_attention_mask = (ops.arange(max_length) <= step)[None, None, :]
         new_cache = {}
         if "memory_mask" in cache:
             new_cache["memory_mask"] = cache["memory_mask"]
@@ -371,7 +374,6 @@ class Transformer(keras.Model):
             y, new_cache[f"layer_{i}"] = layer(
                 y,
                 memory_mask=cache.get("memory_mask"),
-                self_attention_mask=self_attention_mask,
                 cache=cache[f"layer_{i}"],
                 cache_update_index=step,
                 training=False,

@@ -249,12 +249,46 @@ def test_states_are_tiled_and_follow_their_beams():
     assert len({tuple(row) for row in expected[0].reshape(-1, length)}) > batch  # beams differ
 
 
+def test_untouched_states_are_not_reordered_and_empty_ones_grow():
+    """The loop body gathers (copies) a state to follow its beams only when
+    the fn changed it: one it returns as given is still the copy tiled at the
+    start. A state with a dimension of size 0 may grow along it."""
+    batch, beam, length, vocab = 2, 3, 4, 5
+    table = tf.random.stateless_normal([vocab, vocab], seed=[1, 2])
+
+    def gathers_in_loop_body(fn, states):
+        search = tf.function(
+            lambda: beam_search(
+                fn, tf.zeros([batch], tf.int32), beam, length, vocab, 0.0, states=states
+            )
+        )
+        graph = search.get_concrete_function().graph.as_graph_def()
+        (loop,) = [node for node in graph.node if node.op in ("While", "StatelessWhile")]
+        body_name = loop.attr["body"].func.name
+        (body,) = [f for f in graph.library.function if f.signature.name == body_name]
+        return sum(node.op == "GatherV2" for node in body.node_def)
+
+    def fn(ids, step, states, touch):
+        logits = tf.gather(table, ids[:, -1])
+        grown = tf.concat([states["grown"], tf.cast(ids[:, -1:], tf.float32)], axis=1)
+        fixed = tf.identity(states["fixed"]) if touch else states["fixed"]
+        return logits, {"fixed": fixed, "grown": grown}
+
+    states = {"fixed": tf.ones([batch, 7]), "grown": tf.zeros([batch, 0])}
+    untouched = gathers_in_loop_body(lambda *a: fn(*a, touch=False), states)
+    touched = gathers_in_loop_body(lambda *a: fn(*a, touch=True), states)
+    assert touched == untouched + 1
+
+
 def test_bad_arguments_are_rejected():
     fn = per_step_fn(BEAM_TWO)
     with pytest.raises(ValueError, match="beam_size must be >= 1"):
         beam_search(fn, tf.zeros([1], tf.int32), 0, 3, 3, 0.0)
     with pytest.raises(ValueError, match="needs decode_length as a Python int"):
         beam_search(fn, tf.zeros([1], tf.int32), 2, tf.constant(3), 3, 0.0, use_fixed_shapes=True)
+    with pytest.raises(ValueError, match="a state with a dimension of size 0 grows"):
+        beam_search(fn, tf.zeros([1], tf.int32), 2, 3, 3, 0.0, use_fixed_shapes=True,
+                    states={"grown": tf.zeros([1, 0])})  # fmt: skip
 
 
 # -- the Transformer ---------------------------------------------------------------------
@@ -303,9 +337,11 @@ def trained():
     return model, inputs
 
 
-def cached_search(model, inputs, beam_size, alpha=0.6, use_fixed_shapes=False, jit=False):
+def cached_search(
+    model, inputs, beam_size, alpha=0.6, use_fixed_shapes=False, jit=False, grow=False
+):
     def search():
-        cache = model.initial_decode_cache(inputs, DECODE_LENGTH)
+        cache = model.initial_decode_cache(inputs, None if grow else DECODE_LENGTH)
         fn = lambda ids, step, cache: model.decode_step(ids[:, -1], step, cache)
         batch = len(inputs["inputs"])
         return beam_search(
@@ -347,9 +383,10 @@ def test_transformer_beam_one_equals_greedy_decode(trained, greedy_decode):
     np.testing.assert_array_equal(ids[:, 0], greedy)
 
 
-def test_transformer_cached_beam_search_equals_recomputation(trained):
+@pytest.mark.parametrize("grow", [False, True], ids=["fixed", "growing"])
+def test_transformer_cached_beam_search_equals_recomputation(trained, grow):
     model, inputs = trained
-    ids, scores = cached_search(model, inputs, beam_size=4)
+    ids, scores = cached_search(model, inputs, beam_size=4, grow=grow)
     slow_ids, slow_scores = uncached_search(model, inputs, beam_size=4)
     np.testing.assert_array_equal(ids, slow_ids)
     np.testing.assert_allclose(scores, slow_scores, atol=1e-4)

@@ -5,6 +5,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite.layers import MultiHeadAttention
+from t2t_lite.layers.multi_head_attention import CACHE_BLOCK
 
 HIDDEN = 16
 HEADS = 2
@@ -27,20 +28,22 @@ def causal_mask(length):
     return np.tril(np.ones((length, length), bool))[None]
 
 
-def decode_step_by_step(layer, inputs, step_fn=None):
-    """Runs cached self-attention one position at a time; returns all outputs."""
+def decode_step_by_step(layer, inputs, step_fn=None, grow=False):
+    """Runs cached self-attention one position at a time; returns all outputs.
+    A fixed-length cache gets the caller's mask, a growing one masks itself."""
     batch, length, _ = inputs.shape
-    cache = layer.initial_cache(batch, length)
+    cache = layer.initial_cache(batch, 0 if grow else length)
     step_fn = step_fn or layer
     outputs = []
     for index in range(length):
         # Only keys up to the current index are real; the rest of the cache is 0.
-        mask = tf.range(length)[None, None, :] <= index
+        mask = None if grow else tf.range(length)[None, None, :] <= index
         output, cache = step_fn(
             inputs[:, index : index + 1],
             attention_mask=mask,
             cache=cache,
             cache_update_index=tf.constant(index),
+            grow_cache=grow,
         )
         outputs.append(output)
     return np.concatenate([np.asarray(o, "float32") for o in outputs], axis=1), cache
@@ -103,11 +106,60 @@ def test_causal_mask_hides_the_future(self_attention, inputs):
         assert not np.allclose(after[:, t + 1 :], before[:, t + 1 :])
 
 
-def test_cached_decoding_equals_full_causal(self_attention, inputs):
+@pytest.mark.parametrize("grow", [False, True], ids=["fixed", "growing"])
+def test_cached_decoding_equals_full_causal(self_attention, inputs, grow):
     full = self_attention(inputs, attention_mask=causal_mask(LENGTH)).numpy()
-    stepped, cache = decode_step_by_step(self_attention, inputs)
+    stepped, cache = decode_step_by_step(self_attention, inputs, grow=grow)
     np.testing.assert_allclose(stepped, full, atol=1e-5)
-    assert [c.shape for c in cache] == [(2, HEADS, LENGTH, HIDDEN // HEADS)] * 2
+    length = CACHE_BLOCK if grow else LENGTH
+    assert [c.shape for c in cache] == [(2, HEADS, length, HIDDEN // HEADS)] * 2
+
+
+def test_growing_cache_in_a_graph_loop_grows_by_blocks_and_equals_full(rng):
+    """How decoding uses it: a `tf.while_loop` whose cache has an unknown
+    length, across two block boundaries, with relative positions (which
+    read the query's position from the index)."""
+    layer = MultiHeadAttention(HEADS, HIDDEN, HIDDEN, HIDDEN, max_relative_position=3)
+    length = 2 * CACHE_BLOCK + 1
+    inputs = rng.normal(size=(2, length, HIDDEN)).astype("float32")
+    full = layer(inputs, attention_mask=causal_mask(length)).numpy()
+
+    @tf.function
+    def decode(inputs):
+        def body(index, outputs, cache):
+            output, cache = layer(
+                inputs[:, index : index + 1], cache=cache, cache_update_index=index, grow_cache=True
+            )
+            return index + 1, outputs.write(index, output[:, 0]), cache
+
+        cache = layer.initial_cache(2, 0)
+        outputs = tf.TensorArray(tf.float32, size=length)
+        growing = [tf.TensorShape([2, HEADS, None, HIDDEN // HEADS])] * 2
+        _, outputs, cache = tf.while_loop(
+            lambda index, *_: index < length,
+            body,
+            (tf.constant(0), outputs, cache),
+            shape_invariants=(tf.TensorShape([]), tf.TensorShape(None), tuple(growing)),
+        )
+        return tf.transpose(outputs.stack(), [1, 0, 2]), cache
+
+    stepped, cache = decode(inputs)
+    np.testing.assert_allclose(stepped.numpy(), full, atol=1e-5)
+    assert [c.shape for c in cache] == [(2, HEADS, 3 * CACHE_BLOCK, HIDDEN // HEADS)] * 2
+
+
+def test_growing_cache_takes_an_index_and_no_mask(self_attention, inputs):
+    cache = self_attention.initial_cache(2, 0)
+    with pytest.raises(ValueError, match="grow_cache=True writes at cache_update_index"):
+        self_attention(inputs[:, :1], cache=cache, grow_cache=True)
+    with pytest.raises(ValueError, match="masks the positions after it itself"):
+        self_attention(
+            inputs[:, :1],
+            attention_mask=np.ones((1, 1, 1), bool),
+            cache=cache,
+            cache_update_index=0,
+            grow_cache=True,
+        )
 
 
 def test_cached_step_under_xla_matches_eager(self_attention, inputs):

@@ -7,9 +7,10 @@ import tensorflow as tf
 from t2t_lite.layers import TransformerDecoderLayer
 
 
+@pytest.mark.parametrize("grow", [False, True], ids=["fixed", "growing"])
 @pytest.mark.parametrize("ffn_layer", ["dense_relu_dense", "conv_relu_conv"])
 @pytest.mark.parametrize("has_encoder_attention", [True, False])
-def test_cached_steps_equal_full_and_future_is_unseen(rng, ffn_layer, has_encoder_attention):
+def test_cached_steps_equal_full_and_future_is_unseen(rng, ffn_layer, has_encoder_attention, grow):
     layer = TransformerDecoderLayer(
         16, 32, 2, ffn_layer=ffn_layer, has_encoder_attention=has_encoder_attention
     )
@@ -19,10 +20,12 @@ def test_cached_steps_equal_full_and_future_is_unseen(rng, ffn_layer, has_encode
     memory_mask = np.array([[1, 1, 1, 0], [1, 1, 1, 1]], "float32") if memory is not None else None
     full = layer(x, memory, memory_mask).numpy()
 
-    cache = layer.initial_cache(2, length, memory)
+    cache = layer.initial_cache(2, None if grow else length, memory)
     steps = []
     for t in range(length):
-        mask = (np.arange(length) <= t)[None, None]
+        # A fixed-length cache takes the caller's mask; without one (and
+        # always when growing) the layer masks the positions after t.
+        mask = None if grow or t % 2 else (np.arange(length) <= t)[None, None]
         out, cache = layer(
             x[:, t : t + 1],
             memory_mask=memory_mask,

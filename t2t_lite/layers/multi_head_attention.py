@@ -64,8 +64,8 @@ class MultiHeadAttention(keras.layers.Layer):
     clipped to `[-max_relative_position, max_relative_position]`; the key
     table is added to the keys in the logits and the value table to the
     values in the output. With a cache, the query's position is
-    `cache_update_index` (fixed length) or the cache's length (growing), so
-    decoding step by step gives the same outputs as the teacher-forced call.
+    `cache_update_index`, so decoding step by step gives the same outputs as
+    the teacher-forced call.
 
     The key/value projections are built for the channels of the first
     `memory` seen (of `query` for self-attention), so use one instance either
@@ -95,7 +95,7 @@ class MultiHeadAttention(keras.layers.Layer):
             key_length]`; 1 where the query may attend to the key.
         cache: optional `(keys, values)` cache, see above.
         cache_update_index: scalar int, where to write this step's keys and
-            values into a fixed-length self-attention `cache`.
+            values into a self-attention `cache` (the one query's position).
         grow_cache: True for a growing self-attention `cache`: extended by
             `CACHE_BLOCK` positions when `cache_update_index` is past its end
             (the layer then masks the positions after the index itself).

@@ -138,6 +138,20 @@ def test_dither_is_small_and_repeatable_with_a_seed(utterance):
     assert np.median(np.abs(first.numpy() - clean.numpy())) < 0.05
 
 
+def test_triangular_dither_has_the_level_asked_for_and_the_same_draws_under_xla():
+    noise = audio_features.triangular_noise([200_000], 0.5, seed=[3, 4]).numpy()
+    # Triangular on [-sqrt(6), sqrt(6)] x stddev; a sum of two uniforms is
+    # not Gaussian: its excess kurtosis is -0.6 (a Gaussian's is 0).
+    assert abs(noise.std() - 0.5) < 0.005 and abs(noise.mean()) < 0.005
+    assert np.abs(noise).max() <= 0.5 * np.sqrt(6)
+    kurtosis = np.mean((noise / noise.std()) ** 4) - 3
+    assert abs(kurtosis + 0.6) < 0.05, kurtosis
+    compiled = tf.function(
+        lambda: audio_features.triangular_noise([1000], 0.5, seed=[3, 4]), jit_compile=True
+    )()
+    np.testing.assert_array_equal(compiled.numpy(), noise[:1000])
+
+
 def test_features_run_in_tf_data_and_xla(utterance):
     waveform = utterance[:4000]
     eager = audio_features.add_delta_deltas(

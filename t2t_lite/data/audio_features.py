@@ -204,7 +204,8 @@ def triangular_noise(shape, stddev: float, seed: tf.Tensor | None = None) -> tf.
 
     Example:
       >>> noise = triangular_noise([16000], 1.0 / 32767, seed=[1, 2])
-      >>> float(tf.math.reduce_std(noise)) * 32767  # about 1.0
+      >>> round(float(tf.math.reduce_std(noise)) * 32767, 1)
+      1.0
     """
     bits = tf.random.stateless_uniform(
         shape, seed=_stateless_seed(seed), minval=None, maxval=None, dtype=tf.uint32

@@ -1,4 +1,5 @@
-"""Optimizers from core Keras (and T2T's Adafactor), configured by T2T's hparam names."""
+"""Optimizers from core Keras (Adam with a fused update, T2T's Adafactor), configured by T2T's
+hparam names."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import keras
 
 from t2t_lite.hparam import HParams
 from t2t_lite.training.adafactor import Adafactor
+from t2t_lite.training.fused_adam import FusedAdam
 
 # What each optimizer reads besides the learning rate.
 OPTIMIZER_HPARAMS = {
@@ -74,7 +76,7 @@ def make_optimizer(hparams: HParams, learning_rate) -> keras.optimizers.Optimize
             epsilon=hparams.optimizer_adam_epsilon,
         )
         if name == "adam":
-            return keras.optimizers.Adam(learning_rate, **betas, **common)
+            return FusedAdam(learning_rate, **betas, **common)
         if name == "adamw":
             # Decoupled decay here replaces T2T's L2 loss term (see trainer).
             return keras.optimizers.AdamW(

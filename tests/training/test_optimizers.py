@@ -5,12 +5,13 @@ import pytest
 
 from t2t_lite import registry
 from t2t_lite.training.adafactor import Adafactor
+from t2t_lite.training.fused_adam import FusedAdam
 from t2t_lite.training.optimizers import OPTIMIZER_HPARAMS, make_optimizer
 
 
 def test_adam_uses_t2t_betas():
     optimizer = make_optimizer(registry.hparams("transformer_base"), 0.1)
-    assert isinstance(optimizer, keras.optimizers.Adam)
+    assert isinstance(optimizer, FusedAdam)
     assert (optimizer.beta_1, optimizer.beta_2, optimizer.epsilon) == (0.9, 0.997, 1e-9)
     assert optimizer.gradient_accumulation_steps is None
 

@@ -26,7 +26,10 @@ def gradients(steps=4):
         dense = rng.normal(size=(3, 4)).astype("float32")
         dense[0, 0] = 0.0
         rows = rng.normal(size=(3, 2)).astype("float32")
-        yield dense, tf.IndexedSlices(tf.constant(rows), tf.constant([0, 2, 0]), tf.constant([3, 2]))
+        yield (
+            dense,
+            tf.IndexedSlices(tf.constant(rows), tf.constant([0, 2, 0]), tf.constant([3, 2])),
+        )
 
 
 def train(optimizer_class, wrap=lambda f: f, densify=False, **kwargs):

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -192,6 +196,37 @@ def test_delta_deltas_match_their_definition():
     np.testing.assert_allclose(batched.numpy()[0], expected, atol=1e-5)
     np.testing.assert_allclose(single.numpy(), expected, atol=1e-5)
     np.testing.assert_allclose(single.numpy()[..., 0], filterbank, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "correlate",
+    [audio_features._deltas_by_depthwise_conv, audio_features._deltas_by_conv1d],
+    ids=["depthwise", "conv1d"],
+)
+def test_both_delta_formulations_match_their_definition(correlate):
+    rng = np.random.default_rng(2)
+    filterbanks = rng.normal(size=(2, 23, 4)).astype(np.float32)
+    outputs = tf.function(correlate)(tf.constant(filterbanks)).numpy()
+    for index in range(2):
+        expected = _numpy_delta_deltas(filterbanks[index].astype(np.float64))
+        np.testing.assert_allclose(outputs[index], expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("setting, expected", [("1", "True"), ("0", "False")])
+def test_onednn_detection_follows_tf_enable_onednn_opts(setting, expected):
+    """The choice between the formulations reads TensorFlow's own switch."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from t2t_lite.data import audio_features as a; print(a._tf_uses_onednn())",
+        ],
+        env={**os.environ, "TF_ENABLE_ONEDNN_OPTS": setting},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip().splitlines()[-1] == expected
 
 
 def test_delta_of_a_linear_ramp_is_constant_inside():

@@ -298,8 +298,7 @@ def _tf_uses_onednn() -> bool:
 
 
 # The delta-deltas' two formulations: the same sums, each fast where the other
-# is slow. Per 2 s utterance on one core of an AVX2 AMD EPYC: depthwise 0.14 ms
-# with TF's own kernels and 2.8 ms with oneDNN's; conv1d 0.72 ms and 0.24 ms.
+# is slow (timings in docs/design.md, "Formulations chosen for oneDNN").
 def _deltas_by_depthwise_conv(filterbanks: tf.Tensor) -> tf.Tensor:
     """`[batch, frames, bins]` -> `[batch, frames, bins, 3]`: the bins are
     the channels of a depthwise convolution, and output channel `3 * bin + k`

@@ -298,7 +298,7 @@ def _tf_uses_onednn() -> bool:
 
 
 # The delta-deltas' two formulations: the same sums, each fast where the other
-# is slow (timings in docs/design.md, "Formulations chosen for oneDNN").
+# is slow (timings: docs/design.md, "Formulations chosen for oneDNN on CPU").
 def _deltas_by_depthwise_conv(filterbanks: tf.Tensor) -> tf.Tensor:
     """`[batch, frames, bins]` -> `[batch, frames, bins, 3]`: the bins are
     the channels of a depthwise convolution, and output channel `3 * bin + k`

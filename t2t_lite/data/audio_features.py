@@ -32,6 +32,8 @@ from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 
+from t2t_lite.tf_kernels import tf_uses_onednn
+
 _DEFAULT_DITHER = 1.0 / np.iinfo(np.int16).max
 _INT32_MAX = np.iinfo(np.int32).max
 _periodic_hann_window = functools.partial(tf.signal.hann_window, periodic=True)
@@ -277,24 +279,9 @@ def add_delta_deltas(filterbanks: tf.Tensor) -> tf.Tensor:
     single_utterance = filterbanks.shape.rank == 3
     if single_utterance:
         filterbanks = filterbanks[tf.newaxis]
-    correlate = _deltas_by_conv1d if _tf_uses_onednn() else _deltas_by_depthwise_conv
+    correlate = _deltas_by_conv1d if tf_uses_onednn() else _deltas_by_depthwise_conv
     outputs = correlate(filterbanks[..., 0])
     return outputs[0] if single_utterance else outputs
-
-
-def _tf_uses_onednn() -> bool:
-    """Whether TensorFlow runs this process's ops as oneDNN kernels.
-
-    `TF_ENABLE_ONEDNN_OPTS` decides; unset, TensorFlow on Linux turns them on
-    for CPUs with AVX512_VNNI, AVX512_BF16, AVX_VNNI or AMX (this project's
-    Intel Xeon) and off for others (its AVX2-only AMD EPYC). False where
-    TensorFlow does not say.
-    """
-    try:
-        from tensorflow.python.util import _pywrap_util_port
-    except ImportError:
-        return False
-    return bool(getattr(_pywrap_util_port, "IsMklEnabled", lambda: False)())
 
 
 # The delta-deltas' two formulations: the same sums, each fast where the other

@@ -17,6 +17,7 @@ from t2t_lite.layers._utils import (
     validate_broadcast_dims,
     validate_rate,
 )
+from t2t_lite.layers.attention_matmul import attention_matmul
 
 # T2T's `large_compatible_negative` for float32: added to the logits of keys a
 # query may not attend to. The logits are float32 here, so it never overflows.
@@ -343,7 +344,7 @@ class MultiHeadAttention(keras.layers.Layer):
         values = ops.cast(values, self.compute_dtype)
 
         queries = queries * ops.cast(self.key_depth_per_head**-0.5, self.compute_dtype)
-        logits = ops.einsum("bhqd,bhkd->bhqk", queries, keys)
+        logits = attention_matmul(queries, keys, transpose_b=True)
         if self.max_relative_position:
             relative_indices = self._relative_indices(
                 ops.shape(queries)[2], ops.shape(keys)[2], first_query
@@ -360,7 +361,7 @@ class MultiHeadAttention(keras.layers.Layer):
         weights = ops.cast(ops.softmax(logits, axis=-1), self.compute_dtype)
         if self._dropout_layer is not None:
             weights = self._dropout_layer(weights, training=training)
-        attended = ops.einsum("bhqk,bhkd->bhqd", weights, values)
+        attended = attention_matmul(weights, values)
         if self.max_relative_position:
             relative_values = self._relative_embeddings(
                 self.relative_value_embeddings, relative_indices

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -210,23 +206,6 @@ def test_both_delta_formulations_match_their_definition(correlate):
     for index in range(2):
         expected = _numpy_delta_deltas(filterbanks[index].astype(np.float64))
         np.testing.assert_allclose(outputs[index], expected, atol=1e-5)
-
-
-@pytest.mark.parametrize("setting, expected", [("1", "True"), ("0", "False")])
-def test_onednn_detection_follows_tf_enable_onednn_opts(setting, expected):
-    """The choice between the formulations reads TensorFlow's own switch."""
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from t2t_lite.data import audio_features as a; print(a._tf_uses_onednn())",
-        ],
-        env={**os.environ, "TF_ENABLE_ONEDNN_OPTS": setting},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert result.stdout.strip().splitlines()[-1] == expected
 
 
 def test_delta_of_a_linear_ramp_is_constant_inside():

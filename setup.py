@@ -43,6 +43,9 @@ setup(
         "absl-py>=2.1",
         "tensorboard>=2.18",
         "tensorflow-datasets>=4.9",
+        # tensorflow-datasets 4.9.10 imports it when a builder downloads and
+        # prepares, but does not install it (tests/data/test_download.py).
+        "importlib_resources>=5",
         "numpy>=1.26",
     ],
     extras_require={

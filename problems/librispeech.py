@@ -46,7 +46,7 @@ import numpy as np
 from t2t_lite import registry
 from t2t_lite.data import librispeech_reader, shards
 from t2t_lite.data.audio_io import from_int16_pcm
-from t2t_lite.data.download import download
+from t2t_lite.data.download import download, tfds_download_and_prepare
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError, SplitReport
 from t2t_lite.data.safe_tar import safe_extract_tar
 from t2t_lite.data.speech_problem import SpeechRecognitionProblem, Utterance
@@ -179,7 +179,7 @@ class Librispeech(SpeechRecognitionProblem):
         import tensorflow_datasets as tfds  # only this route needs it at import time
 
         builder = tfds.builder("librispeech", data_dir=self.tfds_data_dir)
-        builder.download_and_prepare()
+        tfds_download_and_prepare(builder)  # offline: one line naming the URL, in seconds
         return builder
 
     def _tfds_utterances(self, subsets: Sequence[str], report: SplitReport) -> Iterator[Utterance]:

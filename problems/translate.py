@@ -15,7 +15,10 @@ The text comes only from tfds: the builder downloads about 1.7 GB from
 statmt.org into its `downloads/` directory and prepares the splits the
 first time (`tfds_data_dir`, default tfds's own: `$TFDS_DATA_DIR` or
 ~/tensorflow_datasets); later runs read the prepared copy. `tmp_dir` is
-not used.
+tfds's manual directory: an archive downloaded by hand into it (under the
+name its URL ends with) is used instead of downloading it. Offline, datagen
+fails within seconds with one line naming the URL (see
+`t2t_lite.data.download.tfds_download_and_prepare`).
 
 Inputs and targets share one SentencePiece vocabulary (unigram, T2T's
 "32k" = 2**15 pieces; pad 0, EOS 1, unk 2), trained during datagen on the
@@ -33,6 +36,7 @@ import os
 from collections.abc import Iterator
 
 from t2t_lite import registry
+from t2t_lite.data.download import tfds_download_and_prepare
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError
 from t2t_lite.data.text_encoders import SentencePieceEncoder, TextEncoder, train_sentencepiece
 from t2t_lite.data.text_problems import Text2TextProblem
@@ -91,8 +95,11 @@ class TranslateEndeWmt32k(Text2TextProblem):
 
     # -- raw text -----------------------------------------------------------------------
 
-    def _tfds_builder(self):
+    def _tfds_builder(self, tmp_dir: str | None = None):
         """The prepared tfds builder (downloading and preparing it on first use).
+
+        Args:
+            tmp_dir: tfds's manual directory (archives downloaded by hand), or None.
 
         Raises:
             DataError: tfds is missing, or could not download or prepare the data.
@@ -108,7 +115,14 @@ class TranslateEndeWmt32k(Text2TextProblem):
         where = self.tfds_data_dir or "tfds's data_dir ($TFDS_DATA_DIR or ~/tensorflow_datasets)"
         try:
             builder = tfds.builder(self.tfds_name, data_dir=self.tfds_data_dir)
-            builder.download_and_prepare()
+            tfds_download_and_prepare(builder, manual_dir=tmp_dir)
+        except DataError:
+            raise  # a URL that cannot be reached: the message names it
+        except ModuleNotFoundError as error:  # tfds imports some modules lazily
+            raise DataError(
+                f"{self.name}: tensorflow-datasets needs the module {error.name!r}, which "
+                f"is not installed: pip install {error.name}, then run again."
+            ) from error
         except Exception as error:  # network, disk and tfds errors all end up here
             raise DataError(
                 f"{self.name}: tfds could not provide {self.tfds_name} in {where} "
@@ -120,11 +134,11 @@ class TranslateEndeWmt32k(Text2TextProblem):
             ) from error
         return builder
 
-    def text_pairs(self, split: str) -> Iterator[tuple[str, str]]:
+    def text_pairs(self, split: str, tmp_dir: str | None = None) -> Iterator[tuple[str, str]]:
         """(source, target) sentences of `split` in tfds's order, whitespace normalized."""
         import tensorflow_datasets as tfds
 
-        builder = self._tfds_builder()
+        builder = self._tfds_builder(tmp_dir)
         # tfds shuffled the examples when it prepared the split; reading its
         # files in order keeps datagen repeatable.
         dataset = builder.as_dataset(split=TFDS_SPLITS[split], shuffle_files=False)
@@ -134,21 +148,21 @@ class TranslateEndeWmt32k(Text2TextProblem):
                 normalize_whitespace(example[self.target_language].decode("utf-8")),
             )
 
-    def vocab_texts(self) -> Iterator[str]:
+    def vocab_texts(self, tmp_dir: str | None = None) -> Iterator[str]:
         """The vocabulary's training text: the first `vocab_sample_sentences`
         non-empty sentences of the training split, both languages interleaved."""
-        sentences = (sentence for pair in self.text_pairs(TRAIN) for sentence in pair if sentence)
+        pairs = self.text_pairs(TRAIN, tmp_dir)
+        sentences = (sentence for pair in pairs for sentence in pair if sentence)
         return itertools.islice(sentences, self.vocab_sample_sentences)
 
     # -- Text2TextProblem -------------------------------------------------------------------
 
     def prepare_data(self, data_dir: str, tmp_dir: str) -> None:
         """Trains the shared SentencePiece vocabulary unless `data_dir` has it."""
-        del tmp_dir  # the text comes from tfds
         path = self.vocab_path(data_dir, self.vocab_filename)
         if os.path.exists(path):
             return
-        texts = self.vocab_texts()
+        texts = self.vocab_texts(tmp_dir)
         first = next(texts, None)
         if first is None:
             raise DataError(
@@ -160,9 +174,9 @@ class TranslateEndeWmt32k(Text2TextProblem):
         train_sentencepiece(itertools.chain([first], texts), path, self.vocab_size)
 
     def generate_text_pairs(self, data_dir: str, tmp_dir: str, split: str) -> Iterator[dict]:
-        del data_dir, tmp_dir  # the text comes from tfds
+        del data_dir  # the text comes from tfds
         # Empty sentences are skipped and counted by Text2TextProblem.
-        for source, target in self.text_pairs(split):
+        for source, target in self.text_pairs(split, tmp_dir):
             yield {"inputs": source, "targets": target}
 
     def feature_encoders(self, data_dir: str) -> dict[str, TextEncoder]:

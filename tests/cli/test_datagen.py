@@ -1,6 +1,10 @@
 """t2t-lite-datagen: writes shards, keeps existing ones, reports, fails clearly."""
 
+import os
+import re
+import socket
 import subprocess
+import time
 
 
 def run(*args):
@@ -30,3 +34,33 @@ def test_unknown_problem_and_missing_flag(tmp_path):
     result = run("--problem=algorithmic_identity_binary40")
     assert result.returncode == 1
     assert result.stderr.strip().endswith("--data_dir is required.")
+
+
+def test_translate_offline_fails_fast_in_one_line(tmp_path, user_stderr_lines):
+    """The real wmt14 builder reaches tfds' download; every request goes to a
+    proxy on a closed loopback port (nothing leaves the machine), so the
+    download fails as offline, in one line naming the URL and --tmp_dir."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        proxy = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    env = {**os.environ, "TFDS_DATA_DIR": str(tmp_path / "tfds"), "NO_PROXY": "", "no_proxy": ""}
+    env.update({name: proxy for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY")})
+    start = time.monotonic()
+    result = subprocess.run(
+        [
+            "t2t-lite-datagen",
+            "--problem=translate_ende_wmt32k",
+            f"--data_dir={tmp_path / 'data'}",
+            f"--tmp_dir={tmp_path / 'raw'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert time.monotonic() - start < 30  # tfds alone retries for 3.4 minutes a URL
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert re.match(r"t2t-lite-datagen: error: Downloading http://www\.statmt\.org/\S+ fail", last)
+    assert f"download the file yourself into {tmp_path / 'raw'} (--tmp_dir" in last

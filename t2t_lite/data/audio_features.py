@@ -311,10 +311,108 @@ def _deltas_by_conv1d(filterbanks: tf.Tensor) -> tf.Tensor:
     return tf.transpose(tf.reshape(outputs, [batch, bins, frames, 3]), [0, 2, 1, 3])
 
 
+def digital_silence_frames(
+    waveforms: tf.Tensor,
+    waveform_lengths: tf.Tensor,
+    num_frames: int | tf.Tensor,
+    sample_rate: float = 16000,
+    frame_length: float = 25,
+    frame_step: float = 10,
+    preemphasis: float = 0.97,
+) -> tf.Tensor:
+    """Which frames of `compute_mel_filterbank_features` start in exact digital silence.
+
+    Exact digital silence (edited clips, VAD-gated or silence-suppressed
+    streams, padding clients) is not quiet speech or noise: its log-mel sits
+    at the log floor in every bin, far below any recorded pause. A frame is
+    silent when the frame step it starts with (its first 10 ms) is all exact
+    zeros, found on the waveform as given, before dither, by counting nonzero
+    samples (an integer count, so no rounding can hide a quiet sample). The
+    frames of a sound are then those of the sound alone: an utterance's first
+    frame starts at its first sample, and its last frames, part sound and
+    part zeros, are what the last frames of every utterance are.
+
+    Args:
+      waveforms: float32 `[batch, samples]`.
+      waveform_lengths: int `[batch]` real samples.
+      num_frames: the feature frames to describe (static or a scalar tensor).
+      sample_rate, frame_length, frame_step, preemphasis: as given to
+        `compute_mel_filterbank_features` (the frame length does not matter).
+
+    Returns:
+      bool `[batch, num_frames]`: True for a real frame whose first frame step
+      of real samples is exactly zero.
+
+    Example:
+      >>> waveforms = tf.concat([tf.zeros([1, 1600]), tf.ones([1, 1600])], axis=1)
+      >>> digital_silence_frames(waveforms, [3200], 20).numpy()[0, :12].astype(int)
+      array([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0])
+    """
+    del frame_length  # a frame's first step decides
+    waveforms = tf.convert_to_tensor(waveforms, tf.float32)
+    num_samples = tf.shape(waveforms)[1]
+    lengths = tf.minimum(tf.cast(waveform_lengths, tf.int32), num_samples)
+    nonzero = tf.cast(tf.not_equal(waveforms, 0.0), tf.int32)
+    counts = tf.pad(tf.cumsum(nonzero, axis=1), [[0, 0], [1, 0]])  # [batch, samples + 1]
+    step = _samples(frame_step, sample_rate)
+    starts = tf.minimum(tf.range(num_frames)[tf.newaxis, :] * step, lengths[:, tf.newaxis])
+    ends = tf.minimum(starts + step, lengths[:, tf.newaxis])
+    inside = tf.gather(counts, ends, batch_dims=1) - tf.gather(counts, starts, batch_dims=1)
+    real = tf.sequence_mask(
+        num_feature_frames(lengths, sample_rate, frame_step, preemphasis), num_frames
+    )
+    return real & tf.equal(inside, 0)
+
+
+def fill_digital_silence(
+    log_mel: tf.Tensor,
+    silent: tf.Tensor,
+    nonpadding_mask: tf.Tensor,
+    percentile: float = 10.0,
+) -> tf.Tensor:
+    """Log-mel frames of exact digital silence set to the utterance's own quiet level.
+
+    Each silent frame takes, bin by bin, the `percentile`-th percentile of
+    the utterance's real frames that are not silent: the level of its own
+    pauses and background, as if the recording had gone on quietly. A model
+    then reads a run of zeros as the pause it is, instead of as a wall at
+    the log floor whose edges look like onsets (which made it invent words).
+    An utterance with no sound at all is left as it is.
+
+    Args:
+      log_mel: float32 `[batch, frames, bins, 1]` from
+        `compute_mel_filterbank_features`.
+      silent: bool `[batch, frames]` from `digital_silence_frames`.
+      nonpadding_mask: `[batch, frames]`, true for real frames.
+      percentile: which level of the sounding frames fills the silent ones.
+
+    Returns:
+      float32 shaped like `log_mel`.
+
+    Example:
+      >>> log_mel = tf.constant([[1.0, 2.0, 3.0, -6.9]])[:, :, None, None]
+      >>> filled = fill_digital_silence(log_mel, [[False, False, False, True]],
+      ...                               [[True, True, True, True]], 0.0)
+      >>> filled[0, :, 0, 0].numpy()
+      array([1., 2., 3., 1.], dtype=float32)
+    """
+    log_mel = tf.convert_to_tensor(log_mel, tf.float32)
+    silent = tf.cast(silent, tf.bool)
+    sounding = tf.cast(nonpadding_mask, tf.bool) & ~silent  # [batch, frames]
+    per_bin = tf.transpose(log_mel[..., 0], [0, 2, 1])  # [batch, bins, frames]
+    ranked = tf.sort(tf.where(sounding[:, None, :], per_bin, np.inf), axis=-1)
+    count = tf.reduce_sum(tf.cast(sounding, tf.int32), axis=1)  # [batch]
+    index = tf.cast(tf.round(percentile / 100.0 * tf.cast(count - 1, tf.float32)), tf.int32)
+    level = tf.gather(ranked, tf.maximum(index, 0), axis=2, batch_dims=1)  # [batch, bins]
+    fill = silent & (count > 0)[:, None]
+    return tf.where(fill[:, :, None, None], level[:, None, :, None], log_mel)
+
+
 def normalize_per_utterance(
     features: tf.Tensor,
     nonpadding_mask: tf.Tensor | None = None,
     epsilon: float = 1e-9,
+    statistics_mask: tf.Tensor | None = None,
 ) -> tf.Tensor:
     """Per-utterance mean/variance normalization over time (T2T's CMVN stand-in).
 
@@ -328,6 +426,9 @@ def normalize_per_utterance(
       nonpadding_mask: optional `[batch, frames]` (or `[frames]`) mask, 1 for
         real frames and 0 for padding (bool or numeric).
       epsilon: added to the variance before the square root.
+      statistics_mask: optional mask shaped like `nonpadding_mask` of the
+        frames the statistics come from (e.g. the real frames that are not
+        digital silence); a row with none of them uses its real frames.
 
     Returns:
       float32 tensor shaped like `features`.
@@ -346,12 +447,18 @@ def normalize_per_utterance(
         return (features - mean) * tf.math.rsqrt(variance + epsilon)
 
     mask = tf.cast(nonpadding_mask, tf.float32)[..., tf.newaxis, tf.newaxis]
+    weights = mask
+    if statistics_mask is not None:
+        chosen = tf.cast(statistics_mask, tf.float32)[..., tf.newaxis, tf.newaxis] * mask
+        has_any = tf.reduce_sum(chosen, axis=time_axis, keepdims=True) > 0
+        weights = tf.where(has_any, chosen, mask)
     # max(count, 1) keeps an all-padding utterance at zero instead of NaN.
-    count = tf.maximum(tf.reduce_sum(mask, axis=time_axis, keepdims=True), 1.0)
-    mean = tf.reduce_sum(features * mask, axis=time_axis, keepdims=True) / count
-    centered = (features - mean) * mask
-    variance = tf.reduce_sum(tf.square(centered), axis=time_axis, keepdims=True) / count
-    return centered * tf.math.rsqrt(variance + epsilon)
+    count = tf.maximum(tf.reduce_sum(weights, axis=time_axis, keepdims=True), 1.0)
+    mean = tf.reduce_sum(features * weights, axis=time_axis, keepdims=True) / count
+    variance = (
+        tf.reduce_sum(tf.square(features - mean) * weights, axis=time_axis, keepdims=True) / count
+    )
+    return (features - mean) * mask * tf.math.rsqrt(variance + epsilon)
 
 
 def _stateless_seed(seed: int | tf.Tensor | None) -> tf.Tensor:

@@ -108,7 +108,9 @@ def _describe(error: Exception) -> str:
     return reason or type(error).__name__
 
 
-def read_audio(path: str | os.PathLike, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+def read_audio(
+    path: str | os.PathLike, sample_rate: int = SAMPLE_RATE, strict: bool = True
+) -> np.ndarray:
     """Reads a FLAC or WAV file as float32 mono samples in [-1, 1].
 
     Multi-channel audio is averaged to mono; any sample rate is resampled to
@@ -117,13 +119,16 @@ def read_audio(path: str | os.PathLike, sample_rate: int = SAMPLE_RATE) -> np.nd
     Args:
       path: the audio file.
       sample_rate: the sample rate of the returned waveform, in Hz.
+      strict: refuse a file with no samples or with NaN/infinite samples (data
+        to train on). Otherwise (audio to transcribe) such a file reads as it
+        is served: no samples as an empty waveform, non-finite samples as 0.
 
     Returns:
       A float32 1-D array.
 
     Raises:
-      AudioError: the file is missing, empty, not decodable, has no samples,
-        or has NaN/infinite samples. The message names the file.
+      AudioError: the file is missing, empty, not decodable or (if `strict`)
+        has no samples or NaN/infinite samples. The message names the file.
 
     Example:
       >>> waveform = read_audio("1089-134691-0000.flac")  # doctest: +SKIP
@@ -148,9 +153,13 @@ def read_audio(path: str | os.PathLike, sample_rate: int = SAMPLE_RATE) -> np.nd
             f"Audio file {path!r} could not be decoded as FLAC or WAV ({_describe(error)})."
         ) from error
     if samples.shape[0] == 0:
-        raise AudioError(f"Audio file {path!r} contains no audio samples.")
+        if strict:
+            raise AudioError(f"Audio file {path!r} contains no audio samples.")
+        return np.zeros(0, np.float32)
     if not np.all(np.isfinite(samples)):
-        raise AudioError(f"Audio file {path!r} contains NaN or infinite samples.")
+        if strict:
+            raise AudioError(f"Audio file {path!r} contains NaN or infinite samples.")
+        samples = np.where(np.isfinite(samples), samples, 0.0).astype(np.float32)
     mono = samples.mean(axis=1, dtype=np.float32)
     mono = resample(mono, file_rate, sample_rate)
     # Resampling can overshoot full scale slightly (Gibbs ringing).

@@ -128,6 +128,9 @@ def split_recordings(
     """
     waveforms = tf.convert_to_tensor(waveforms, tf.float32)
     lengths = tf.clip_by_value(tf.cast(lengths, tf.int32), 0, tf.shape(waveforms)[1])
+    # One zero column, so that a request with no samples at all ([batch, 0])
+    # still has a sample for the gathers below to read (and mask out).
+    waveforms = tf.pad(waveforms, [[0, 0], [0, 1]])
     ends = tf.map_fn(
         lambda row: piece_ends(row[0], tf.cast(row[1][0], tf.int32), sample_rate, segment_seconds),
         (waveforms, tf.cast(lengths, tf.float32)[:, None]),

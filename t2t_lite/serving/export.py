@@ -194,7 +194,7 @@ def export_run(
         "problem": problem.name,
         "model": model_name,
         "checkpoint": checkpoint,
-        "decode_hparams": decode_hp.values(),
+        "decode_hparams": module.decode_settings,
         "max_decode_length": module.max_decode_length,
     }
     for name in ("max_input_frames", "segment_seconds", "max_input_tokens"):

@@ -9,9 +9,9 @@ Everything between the request and the reply is TF ops, so TF Serving or
 `saved_model_cli` runs the export without t2t-lite (docs/design.md, "Data flow"):
 
 - speech: `waveform` float32 `[batch, samples]` (16 kHz, in [-1, 1], zero
-  padded) and `waveform_length` int32 `[batch]` are featurized exactly as
-  `speech_problem.featurize(..., training=False)` featurizes each utterance
-  alone (no dither, no SpecAugment);
+  padded) and `waveform_length` int32 `[batch]` are featurized by
+  `speech_features.featurize_batch`, the input pipeline's featurization
+  (without dither and SpecAugment);
 - text: `inputs` string `[batch]` is tokenized by the problem's input
   encoder (`tf_encode`) and EOS is appended, as the problem's records have it;
 - decoding is `decode.model_search`, the search the decoder CLI runs, with
@@ -22,8 +22,9 @@ Everything between the request and the reply is TF ops, so TF Serving or
   pauses into pieces (`decoding/long_form.py`), the pieces of the batch are
   decoded together and each recording's text is its pieces' texts joined
   with spaces; nothing is truncated;
-- a waveform (or piece) with no speech (empty, all zero, NaN, or quieter
-  than the decode hparam `silence_dbfs`) gives "" with score 0;
+- a waveform (or piece) with no speech (empty, shorter than one 25 ms
+  frame, all zero, NaN, or quieter than the decode hparam `silence_dbfs`)
+  gives "" with score 0;
 - the best beam is detokenized by the target encoder (`tf_decode`):
   `outputs` string `[batch]` and `scores` float32 `[batch]` (its length
   penalized log probability; a split recording's is the sum over its
@@ -45,9 +46,9 @@ import tensorflow as tf
 
 from t2t_lite.data import audio_features
 from t2t_lite.data.problem import Problem
-from t2t_lite.data.speech_problem import log_mel_features
+from t2t_lite.data.speech_features import featurize_batch, frame_length_samples
 from t2t_lite.data.text_encoders import EOS_ID, TextEncoder
-from t2t_lite.decoding.decode import check_decode_hparams, decode_cap, model_search
+from t2t_lite.decoding.decode import decode_cap, model_search, resolve_decode_hparams
 from t2t_lite.decoding.long_form import join_pieces, split_recordings
 from t2t_lite.hparam import HParams
 
@@ -86,58 +87,6 @@ def segment_seconds(hparams: HParams, decode_hp: HParams) -> float:
     return max_input_frames(hparams) * hparams.audio_frame_step / 1000.0
 
 
-def featurize_batch(
-    waveforms: tf.Tensor,
-    waveform_lengths: tf.Tensor,
-    hparams: HParams,
-    silence_dbfs: float | None = None,
-) -> tuple[tf.Tensor, tf.Tensor]:
-    """Inference featurization of a zero-padded batch, row by row equal to `featurize`.
-
-    Args:
-        waveforms: float32 `[batch, samples]`; non-finite samples are read as 0.
-        waveform_lengths: int `[batch]` real lengths in samples (clipped to
-            `[0, samples]`).
-        hparams: the `audio_*` hparams of a speech problem.
-        silence_dbfs: rows quieter than this RMS level (dB full scale) get
-            frame length 0, which decodes to ""; None keeps every row.
-
-    Returns:
-        `(features [batch, frames, mel_bins, channels], frame_lengths [batch])`:
-        frames beyond an utterance's length are zero, and `frames` is the
-        longest utterance's frame count (at least 1).
-
-    Example:
-    >>> from t2t_lite.data.speech_problem import AUDIO_HPARAMS
-    >>> hparams = HParams(**AUDIO_HPARAMS)
-    >>> features, lengths = featurize_batch(tf.zeros([2, 16000]), [16000, 8000], hparams)
-    >>> lengths.numpy()
-    array([100,  50], dtype=int32)
-    """
-    waveforms = tf.convert_to_tensor(waveforms, tf.float32)
-    waveforms = tf.where(tf.math.is_finite(waveforms), waveforms, 0.0)
-    num_samples = tf.shape(waveforms)[1]
-    lengths = tf.clip_by_value(tf.cast(waveform_lengths, tf.int32), 0, num_samples)
-    # Zeros past the end change no real frame (they are masked out) and make
-    # sure even an empty request has a frame to run the model on.
-    step = int(hparams.audio_frame_step * hparams.audio_sample_rate / 1000)
-    waveforms = tf.pad(waveforms, [[0, 0], [0, step + 1]])
-    features = log_mel_features(waveforms, lengths, hparams)
-    frame_lengths = audio_features.num_feature_frames(
-        lengths, hparams.audio_sample_rate, hparams.audio_frame_step, hparams.audio_preemphasis
-    )
-    frames = tf.maximum(tf.reduce_max(frame_lengths), 1)
-    # Cut the batch to its longest utterance, as the input pipeline pads it,
-    # so that the decode length (and the work) ignores extra client padding.
-    features = features[:, :frames]
-    mask = tf.sequence_mask(frame_lengths, frames)
-    features = audio_features.normalize_per_utterance(features, mask)
-    if silence_dbfs is not None:
-        silent = audio_features.level_dbfs(waveforms, lengths) < silence_dbfs
-        frame_lengths = tf.where(silent, 0, frame_lengths)
-    return features, frame_lengths
-
-
 def transcribe_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HParams, cap: int):
     """Splits recordings into pieces (`long_form.split_recordings`), featurizes
     and decodes the pieces as one batch.
@@ -161,9 +110,12 @@ def transcribe_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HP
     pieces, piece_lengths, rows = split_recordings(
         waveforms, lengths, hparams.audio_sample_rate, segment_seconds(hparams, decode_hp)
     )
-    features, frame_lengths = featurize_batch(
-        pieces, piece_lengths, hparams, decode_hp.silence_dbfs
-    )
+    features, frame_lengths = featurize_batch(pieces, piece_lengths, hparams)
+    # No speech: a piece quieter than `silence_dbfs`, or shorter than one
+    # frame's window (25 ms holds no word). Frame length 0 decodes to "".
+    silent = audio_features.level_dbfs(pieces, piece_lengths) < decode_hp.silence_dbfs
+    silent |= piece_lengths < frame_length_samples(hparams)
+    frame_lengths = tf.where(silent, 0, frame_lengths)
     features = {"inputs": features, "inputs_length": frame_lengths}
     ids, scores = model_search(model, features, decode_hp, cap)
     return ids, scores, rows
@@ -188,6 +140,7 @@ class WaveformTranscriber:
 
     def __init__(self, model, hparams: HParams, decode_hp: HParams, cap: int, target_encoder):
         self._encoder = target_encoder
+        decode_hp = resolve_decode_hparams(model, decode_hp)
         self._transcribe = tf.function(
             lambda waveforms, lengths: transcribe_pieces(
                 model, waveforms, lengths, hparams, decode_hp, cap
@@ -253,9 +206,9 @@ class ServingModule(tf.Module):
         super().__init__(name="t2t_lite_serving")
         # Plain objects are not tracked: the Keras model is used while tracing
         # but not saved as an object (loading would then want Keras classes).
+        decode_hp = resolve_decode_hparams(model, decode_hp)
         self._parts = _Untracked(model, hparams, decode_hp, encoders)
         self._modality = problem.input_modality
-        check_decode_hparams(model, decode_hp)
         self.max_decode_length = decode_cap(hparams, decode_hp)
         # Tracked, so that the SavedModel holds the weights the graph reads.
         self.model_variables = [getattr(v, "value", v) for v in model.variables]
@@ -275,6 +228,11 @@ class ServingModule(tf.Module):
                 self._serve_text,
                 input_signature=[tf.TensorSpec([None], tf.string, name="inputs")],
             )
+
+    @property
+    def decode_settings(self) -> dict:
+        """The decode hparams the graph uses (an unset `ctc_weight` resolved)."""
+        return self._parts.decode_hp.values()
 
     def signature(self):
         """The concrete function to save as `serving_default`."""

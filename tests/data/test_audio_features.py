@@ -339,3 +339,63 @@ def test_spec_augment_is_deterministic_for_a_seed_in_every_mode():
 def test_spec_augment_rejects_batches():
     with pytest.raises(ValueError, match="one utterance"):
         audio_features.spec_augment(tf.zeros([2, 10, 8, 3]), seed=0)
+
+
+# ------------------------------------------------------------ digital silence
+
+
+def test_digital_silence_frames_are_the_frames_starting_with_a_step_of_zeros():
+    waveform = np.zeros(4000, np.float32)
+    waveform[1600:2000] = 0.1
+    waveform[3000] = 1.0 / 32767  # one quiet sample is sound, not silence
+    silent = audio_features.digital_silence_frames(waveform[None], [4000], 26).numpy()[0]
+    frames = audio_features.num_feature_frames(tf.constant(4000)).numpy()
+    expected = [i < frames and not np.any(waveform[i * 160 : i * 160 + 160]) for i in range(26)]
+    np.testing.assert_array_equal(silent, expected)
+    assert silent[:10].all() and not silent[10:13].any() and silent[13]
+    assert not silent[18] and silent[19] and not silent[25]  # 25: past the frames
+
+
+def test_digital_silence_frames_ignore_padding_and_the_length():
+    batch = np.zeros([2, 3200], np.float32)
+    batch[0] = 0.1
+    silent = audio_features.digital_silence_frames(batch, [3200, 1600], 20).numpy()
+    assert not silent[0].any()
+    assert silent[1, :10].all() and not silent[1, 10:].any()  # padding is not "real"
+
+
+def test_fill_digital_silence_takes_each_bins_quiet_level():
+    rng = np.random.default_rng(3)
+    log_mel = rng.normal(size=[1, 40, 4, 1]).astype(np.float32)
+    silent = np.zeros([1, 40], bool)
+    silent[0, 30:] = True
+    real = np.ones([1, 40], bool)
+    filled = audio_features.fill_digital_silence(log_mel, silent, real, percentile=10.0).numpy()
+    np.testing.assert_array_equal(filled[0, :30], log_mel[0, :30])
+    sounding = np.sort(log_mel[0, :30, :, 0], axis=0)
+    expected = sounding[int(round(0.1 * 29))]
+    np.testing.assert_allclose(filled[0, 30:, :, 0], np.broadcast_to(expected, (10, 4)))
+
+
+def test_fill_digital_silence_keeps_an_utterance_with_no_sound():
+    log_mel = np.full([1, 5, 3, 1], -6.9, np.float32)
+    filled = audio_features.fill_digital_silence(log_mel, np.ones([1, 5], bool), np.ones([1, 5]))
+    np.testing.assert_array_equal(filled.numpy(), log_mel)
+
+
+def test_normalization_statistics_can_come_from_some_frames():
+    features = np.random.default_rng(4).normal(size=[1, 20, 2, 1]).astype(np.float32)
+    chosen = np.arange(20) < 12
+    normalized = audio_features.normalize_per_utterance(
+        features, np.ones([1, 20]), statistics_mask=chosen[None]
+    ).numpy()
+    mean = features[0, :12].mean(axis=0)
+    std = np.sqrt(features[0, :12].var(axis=0) + 1e-9)
+    np.testing.assert_allclose(normalized[0], (features[0] - mean) / std, atol=1e-5)
+    # A row with no chosen frame uses its real frames.
+    fallback = audio_features.normalize_per_utterance(
+        features, np.ones([1, 20]), statistics_mask=np.zeros([1, 20], bool)
+    )
+    np.testing.assert_allclose(
+        fallback, audio_features.normalize_per_utterance(features), atol=1e-6
+    )

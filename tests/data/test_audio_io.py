@@ -111,6 +111,17 @@ def test_missing_and_sampleless_files_raise_audio_error(tmp_path):
     soundfile.write(path, np.zeros(0, np.int16), 16000)
     with pytest.raises(audio_io.AudioError, match="no audio samples"):
         audio_io.read_audio(path)
+    # Audio to transcribe: no samples is an empty waveform (it decodes to "").
+    assert audio_io.read_audio(path, strict=False).shape == (0,)
+
+
+def test_non_finite_samples_are_refused_or_read_as_zero(tmp_path):
+    path = tmp_path / "nan.wav"
+    samples = np.array([0.5, np.nan, -0.25, np.inf], np.float32)
+    soundfile.write(path, samples, 16000, subtype="FLOAT")
+    with pytest.raises(audio_io.AudioError, match="NaN or infinite"):
+        audio_io.read_audio(path)
+    np.testing.assert_array_equal(audio_io.read_audio(path, strict=False), [0.5, 0.0, -0.25, 0.0])
 
 
 def test_int16_round_trip():

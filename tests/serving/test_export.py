@@ -26,14 +26,14 @@ import tensorflow as tf
 
 from t2t_lite import registry, run_dir
 from t2t_lite.data.audio_io import read_audio
-from t2t_lite.data.speech_problem import featurize
+from t2t_lite.data.speech_features import featurize, featurize_batch
 from t2t_lite.decoding import trained_model
-from t2t_lite.decoding.decode import BatchDecoder, decode_hparams
+from t2t_lite.decoding.decode import DEFAULT_CTC_WEIGHT, BatchDecoder, decode_cap, decode_hparams
 from t2t_lite.decoding.long_form import split_recordings
 from t2t_lite.hparam import create_hparams
 from t2t_lite.models.checkpointable import model_weights
 from t2t_lite.serving import export
-from t2t_lite.serving.serving_module import featurize_batch
+from t2t_lite.serving.serving_module import ServingModule, WaveformTranscriber
 from t2t_lite.training.losses import padded_cross_entropy, summed_ctc_loss
 
 # Real utterances of tests/conftest.py's librispeech_mini.
@@ -380,6 +380,9 @@ def served(speech_export, text_export, tmp_path_factory, flacs) -> dict:
             np.float32,
         ),
         "silence:waveform_length": np.array([8000, 0, 8000, 8000, len(flacs[0])], np.int32),
+        # Degenerate requests: no samples at all (a client's empty buffer),
+        # one sample, fewer samples than one frame, all NaN.
+        **degenerate_requests(),
         "int_waveform:waveform": np.zeros([1, 1600], np.int32),
         "int_waveform:waveform_length": np.array([1600], np.int32),
         "rank1_waveform:waveform": np.zeros([1600], np.float32),
@@ -400,6 +403,7 @@ def served(speech_export, text_export, tmp_path_factory, flacs) -> dict:
             ("long", speech_export),
             ("cut", speech_export),
             ("silence", speech_export),
+            *((name, speech_export) for name in DEGENERATE),
             ("int_waveform", speech_export),
             ("rank1_waveform", speech_export),
             ("text", text_export),
@@ -453,6 +457,68 @@ def test_silence_empty_and_nan_waveforms_return_empty_text(speech_run, served, f
     speech = flacs[0]
     texts, _ = reference_decode(speech_run, speech_features([speech], speech_run.hparams))
     assert result["outputs"][4] == texts[0]  # a real utterance beside them is decoded
+
+
+DEGENERATE = {
+    "empty_1": np.zeros([1, 0]),
+    "empty_2": np.zeros([2, 0]),
+    "one_sample": np.full([1, 1], 0.5),
+    "under_a_frame": np.full([2, 100], 0.25),
+    "all_nan": np.full([2, 4000], np.nan),
+}
+
+
+def degenerate_requests() -> dict:
+    requests = {}
+    for name, waveform in DEGENERATE.items():
+        requests[name + ":waveform"] = waveform.astype(np.float32)
+        requests[name + ":waveform_length"] = np.full([len(waveform)], waveform.shape[1], np.int32)
+    return requests
+
+
+@pytest.mark.parametrize("name", sorted(DEGENERATE))
+def test_degenerate_requests_return_empty_text_per_row(served, name):
+    result = served[name]
+    assert "error" not in result, result
+    assert result["outputs"] == [""] * len(DEGENERATE[name])
+    assert result["scores"] == [0.0] * len(DEGENERATE[name])
+
+
+def test_degenerate_requests_return_empty_text_in_process(speech_run):
+    hparams = speech_run.hparams
+    decode_hp = decode_hparams(run_decode_hparams(speech_run))
+    transcriber = WaveformTranscriber(
+        speech_run.model,
+        hparams,
+        decode_hp,
+        decode_cap(hparams, decode_hp),
+        speech_run.encoders["targets"],
+    )
+    for name, waveform in DEGENERATE.items():
+        lengths = np.full([len(waveform)], waveform.shape[1], np.int32)
+        results = transcriber(waveform.astype(np.float32), lengths)
+        assert [beams[0] for beams, _ in results] == [""] * len(waveform), name
+        assert [score for _, score in results] == [0.0] * len(waveform), name
+
+
+@pytest.mark.parametrize(
+    "overrides, speech_weight, text_weight",
+    [("", DEFAULT_CTC_WEIGHT, 0.0), ("ctc_weight=0", 0.0, 0.0), ("ctc_weight=0.5", 0.5, None)],
+)
+def test_ctc_weight_defaults_to_the_models_head(
+    speech_run, text_run, overrides, speech_weight, text_weight
+):
+    """Joint decoding for a model with a CTC head, attention only without; an
+    explicit value wins (and one the model cannot honour is refused)."""
+    decode_hp = decode_hparams(overrides)
+    for run, weight in ((speech_run, speech_weight), (text_run, text_weight)):
+        if weight is None:
+            with pytest.raises(ValueError, match="needs a model with a CTC head"):
+                BatchDecoder(run.model, run.hparams, decode_hp)
+            continue
+        assert BatchDecoder(run.model, run.hparams, decode_hp).decode_hp.ctc_weight == weight
+        module = ServingModule(run.model, run.problem, run.hparams, decode_hp, run.encoders)
+        assert module.decode_settings["ctc_weight"] == weight
 
 
 def test_export_without_t2t_lite_equals_in_process_text_decoding(text_run, served):
@@ -554,6 +620,7 @@ def test_cli_writes_a_version_directory(text_run, tmp_path):
     metadata = json.loads((export_dir / "5" / "assets.extra" / export.METADATA_FILE).read_text())
     assert metadata["problem"] == "algorithmic_reverse_binary40"  # from flags.json
     assert metadata["decode_hparams"]["beam_size"] == 1
+    assert metadata["decode_hparams"]["ctc_weight"] == 0.0  # no CTC head: attention only
     assert metadata["checkpoint"].endswith("ckpt-60")
 
 

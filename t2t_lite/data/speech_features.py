@@ -1,0 +1,168 @@
+"""Speech featurization: waveforms in, the model's input features out.
+
+One function, `featurize_batch`, serves the input pipeline (a batch of one
+utterance, `featurize`), `t2t-lite-decoder --decode_from_file` and the
+exported SavedModel, so training and inference cannot drift apart. Its
+steps, T2T's front end with two additions for real recordings:
+
+1. non-finite samples read as 0; lengths clipped to the samples given;
+2. T2T's log-mel filterbank (80 bins, 25 ms / 10 ms frames, pre-emphasis
+   0.97, 20-8000 Hz; triangular dither of 1/32767 in training only);
+3. frames of exact digital silence take the utterance's own quiet level
+   (`audio_features.fill_digital_silence`; not in T2T);
+4. delta-deltas (T2T's);
+5. per-utterance mean/variance normalization, its statistics taken over the
+   real frames that are not digital silence (T2T took them over every frame).
+
+Steps 3 and 5 make an utterance featurize the same, frame for frame, with or
+without runs of exact zeros around or inside it (docs/design.md, "Digital
+silence").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from t2t_lite.data import audio_augment, audio_features
+from t2t_lite.hparam import HParams
+
+SAMPLE_RATE = 16000
+PCM_SCALE = 32767.0  # T2T's AudioEncoder scale; see audio_io.to_int16_pcm
+
+# T2T's SpeechRecognitionProblem.hparams, plus SpecAugment (off by default,
+# as in T2T; an hparams set or --hparams turns it on).
+AUDIO_HPARAMS = {
+    "audio_sample_rate": SAMPLE_RATE,
+    "audio_preemphasis": 0.97,
+    "audio_dither": 1.0 / np.iinfo(np.int16).max,
+    "audio_frame_length": 25.0,
+    "audio_frame_step": 10.0,
+    "audio_lower_edge_hertz": 20.0,
+    "audio_upper_edge_hertz": 8000.0,
+    "audio_num_mel_bins": 80,
+    "audio_add_delta_deltas": True,
+    "specaugment_freq_masks": 0,
+    "specaugment_freq_mask_width": 27,
+    "specaugment_time_masks": 0,
+    "specaugment_time_mask_width": 100,
+    "specaugment_time_mask_max_fraction": 1.0,
+}
+
+
+def frame_step_samples(hparams: HParams) -> int:
+    """Samples between feature frames (160 at 16 kHz and 10 ms)."""
+    return int(hparams.audio_frame_step * hparams.audio_sample_rate / 1000)
+
+
+def frame_length_samples(hparams: HParams) -> int:
+    """Samples in one feature frame's window (400 at 16 kHz and 25 ms)."""
+    return int(hparams.audio_frame_length * hparams.audio_sample_rate / 1000)
+
+
+def num_frames(waveform_lengths, hparams: HParams):
+    """Feature frames of waveforms of `waveform_lengths` samples (int32, same shape)."""
+    return audio_features.num_feature_frames(
+        waveform_lengths,
+        sample_rate=hparams.audio_sample_rate,
+        frame_step=hparams.audio_frame_step,
+        preemphasis=hparams.audio_preemphasis,
+    )
+
+
+def featurize_batch(
+    waveforms,
+    waveform_lengths,
+    hparams: HParams,
+    training: bool = False,
+    seed=None,
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """A zero-padded batch of waveforms -> normalized log-mel features.
+
+    Args:
+        waveforms: float32 `[batch, samples]` at `audio_sample_rate`, in
+            [-1, 1]; non-finite samples are read as 0.
+        waveform_lengths: int `[batch]` real samples (clipped to `[0, samples]`).
+        hparams: the `audio_*` hparams of a speech problem.
+        training: dither (`audio_dither`) when True.
+        seed: optional int `[2]` seed of the dither.
+
+    Returns:
+        `(features [batch, frames, mel_bins, channels], frame_lengths [batch])`:
+        `channels` is 3 with delta-deltas, else 1; frames past a row's length
+        are zero, and `frames` is the longest row's count (at least 1).
+
+    Example:
+    >>> hparams = HParams(**AUDIO_HPARAMS)
+    >>> features, lengths = featurize_batch(tf.zeros([2, 16000]), [16000, 8000], hparams)
+    >>> features.shape, lengths.numpy()
+    (TensorShape([2, 100, 80, 3]), array([100,  50], dtype=int32))
+    """
+    waveforms = tf.convert_to_tensor(waveforms, tf.float32)
+    waveforms = tf.where(tf.math.is_finite(waveforms), waveforms, 0.0)
+    lengths = tf.clip_by_value(tf.cast(waveform_lengths, tf.int32), 0, tf.shape(waveforms)[1])
+    # Zeros past the end change no real frame (they are masked out) and give
+    # even an empty request a frame to run the model on.
+    waveforms = tf.pad(waveforms, [[0, 0], [0, frame_step_samples(hparams) + 1]])
+    frame_lengths = num_frames(lengths, hparams)
+    frames = tf.maximum(tf.reduce_max(frame_lengths), 1)
+    log_mel = audio_features.compute_mel_filterbank_features(
+        waveforms,
+        sample_rate=hparams.audio_sample_rate,
+        dither=hparams.audio_dither if training else 0.0,
+        preemphasis=hparams.audio_preemphasis,
+        frame_length=hparams.audio_frame_length,
+        frame_step=hparams.audio_frame_step,
+        lower_edge_hertz=hparams.audio_lower_edge_hertz,
+        upper_edge_hertz=hparams.audio_upper_edge_hertz,
+        num_mel_bins=hparams.audio_num_mel_bins,
+        waveform_lengths=lengths,
+        seed=seed,
+    )
+    # The batch is cut to its longest row, as the input pipeline pads it, so
+    # the decode length (and the work) ignores a client's extra padding.
+    log_mel = log_mel[:, :frames]
+    real = tf.sequence_mask(frame_lengths, frames)
+    silent = audio_features.digital_silence_frames(
+        waveforms,
+        lengths,
+        frames,
+        sample_rate=hparams.audio_sample_rate,
+        frame_length=hparams.audio_frame_length,
+        frame_step=hparams.audio_frame_step,
+        preemphasis=hparams.audio_preemphasis,
+    )
+    features = audio_features.fill_digital_silence(log_mel, silent, real)
+    if hparams.audio_add_delta_deltas:
+        features = audio_features.add_delta_deltas(features)
+    features = audio_features.normalize_per_utterance(features, real, statistics_mask=~silent)
+    return features, frame_lengths
+
+
+def featurize(waveform, hparams: HParams, training: bool, seed=None) -> tf.Tensor:
+    """One float32 `[samples]` waveform -> `[frames, mel_bins, channels]` features.
+
+    `featurize_batch` of a batch of one; in training, the waveform
+    augmentations the `aug_*` hparams turn on first (`audio_augment`) and
+    SpecAugment after, when its hparams ask for it. The input pipeline's
+    featurization.
+    """
+    waveform = tf.convert_to_tensor(waveform, tf.float32)
+    augment = audio_augment.AugmentConfig.from_hparams(hparams)
+    if training and augment.enabled:
+        waveform = audio_augment.augment_waveform(waveform, augment, seed)
+    features, _ = featurize_batch(
+        waveform[None], tf.shape(waveform)[:1], hparams, training=training, seed=seed
+    )
+    features = features[0]
+    if training and (hparams.specaugment_freq_masks or hparams.specaugment_time_masks):
+        features = audio_features.spec_augment(
+            features,
+            num_freq_masks=hparams.specaugment_freq_masks,
+            freq_mask_width=hparams.specaugment_freq_mask_width,
+            num_time_masks=hparams.specaugment_time_masks,
+            time_mask_width=hparams.specaugment_time_mask_width,
+            time_mask_max_fraction=hparams.specaugment_time_mask_max_fraction,
+            seed=None if seed is None else seed + 1,
+        )
+    return features

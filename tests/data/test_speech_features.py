@@ -1,0 +1,89 @@
+"""Tests for t2t_lite.data.speech_features: the one featurization of training and inference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from t2t_lite.data import audio_features, audio_io
+from t2t_lite.data.speech_features import AUDIO_HPARAMS, featurize, featurize_batch
+from t2t_lite.hparam import HParams
+
+ZEROS = np.zeros(4000, np.float32)  # 0.25 s of exact digital silence
+STEP = 160
+
+
+@pytest.fixture(scope="module")
+def hparams():
+    return HParams(**AUDIO_HPARAMS)
+
+
+@pytest.fixture(scope="module")
+def speech(librispeech_flac):
+    return audio_io.read_audio(librispeech_flac)[:48000]
+
+
+def inner(features, trim=6):
+    """The frames whose delta-deltas see no frame outside the utterance."""
+    return features[trim:-trim]
+
+
+def test_exact_zeros_around_an_utterance_leave_its_features(hparams, speech):
+    alone = featurize(speech, hparams, training=False).numpy()
+    padded = featurize(np.concatenate([ZEROS, speech, ZEROS]), hparams, training=False).numpy()
+    offset = len(ZEROS) // STEP
+    difference = np.abs(inner(padded[offset : offset + len(alone)]) - inner(alone))
+    # The log-mel channel is the same; the deltas' statistics differ a little,
+    # because alone its edge frames' deltas read T2T's zero padding.
+    mean_difference = difference.mean(axis=(0, 1))
+    assert mean_difference[0] < 0.005 and mean_difference.max() < 0.2, mean_difference
+    # T2T's front end (no fill, statistics over every frame) moves them a lot:
+    # the check above can fail.
+    t2t = t2t_features(np.concatenate([ZEROS, speech, ZEROS]))
+    t2t_difference = np.abs(inner(t2t[offset : offset + len(alone)]) - inner(t2t_features(speech)))
+    assert t2t_difference[..., 0].mean() > 20 * mean_difference[0]
+
+
+def t2t_features(waveform):
+    log_mel = audio_features.compute_mel_filterbank_features(
+        waveform[None], dither=0.0, lower_edge_hertz=20.0, upper_edge_hertz=8000.0
+    )
+    return audio_features.normalize_per_utterance(audio_features.add_delta_deltas(log_mel))[0]
+
+
+def test_exact_zero_frames_look_like_the_utterances_quiet_frames(hparams, speech):
+    padded = featurize(np.concatenate([ZEROS, speech]), hparams, training=False).numpy()
+    offset = len(ZEROS) // STEP
+    filled, sounding = padded[: offset - 3, :, 0], padded[offset:, :, 0]
+    # Filled at each bin's 10th percentile: inside the range of real frames,
+    # not the log floor far below them.
+    low, high = np.percentile(sounding, [5, 20], axis=0)
+    assert np.all((filled >= low - 1e-4) & (filled <= high + 1e-4))
+
+
+def test_an_exact_zero_pause_inside_speech_is_a_quiet_pause(hparams, speech):
+    half = len(speech) // 2
+    gapped = np.concatenate([speech[:half], np.zeros(8000, np.float32), speech[half:]])
+    features = featurize(gapped, hparams, training=False).numpy()
+    assert np.isfinite(features).all()
+    gap = features[half // STEP + 5 : (half + 8000) // STEP - 5, :, 0]
+    assert np.ptp(gap, axis=0).max() < 1e-5  # one level per bin: the fill
+    assert gap.min() > features[..., 0].min() - 1e-4
+
+
+@pytest.mark.parametrize("samples", [0, 1, 100, 400])
+def test_requests_shorter_than_a_frame_give_finite_features(hparams, samples):
+    waveforms = np.full([2, samples], 0.25, np.float32)
+    features, lengths = featurize_batch(waveforms, [samples, samples], hparams)
+    assert features.shape[1] >= 1
+    assert np.isfinite(features.numpy()).all()
+    expected = 0 if samples <= 1 else -(-(samples - 1) // STEP)
+    np.testing.assert_array_equal(lengths, [expected, expected])
+
+
+def test_all_nan_rows_read_as_silence(hparams, speech):
+    batch = np.stack([np.full(len(speech), np.nan, np.float32), speech])
+    features, lengths = featurize_batch(batch, [len(speech)] * 2, hparams)
+    assert np.isfinite(features.numpy()).all()
+    alone = featurize(speech, hparams, training=False).numpy()
+    np.testing.assert_allclose(features[1, : len(alone)], alone, atol=2e-4)

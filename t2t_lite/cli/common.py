@@ -7,13 +7,17 @@ bad flags) into one line on stderr and exit status 1, never a traceback.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
+import tensorflow as tf
 from absl import app, flags, logging
 
-from t2t_lite import registry, usr_dir
+from t2t_lite import registry, run_dir, usr_dir
 from t2t_lite.data import shards
 from t2t_lite.data.problem import DataError
 from t2t_lite.hparam import HParams, HParamsError, create_hparams
@@ -106,6 +110,104 @@ def flag_values() -> dict:
 def problem_from_flags():
     """The registered --problem, instantiated."""
     return registry.problem(require_flag("problem"))
+
+
+@dataclasses.dataclass
+class RunSettings:
+    """What a command that reads a trained run takes from its output_dir."""
+
+    output_dir: str
+    problem: Any  # the registered Problem, instantiated
+    model_name: str
+    hparams: HParams
+    data_dir: str
+
+
+def saved_flags(output_dir: str) -> dict:
+    """The trainer's flags.json in `output_dir`, or {} when the run has none."""
+    path = os.path.join(output_dir, run_dir.FLAGS_FILE)
+    if not tf.io.gfile.exists(path):
+        return {}
+    try:
+        with tf.io.gfile.GFile(path) as handle:
+            saved = json.load(handle)
+    except json.JSONDecodeError as error:
+        raise CliError(f"{path} is not valid JSON ({error}); pass --problem.") from error
+    return saved if isinstance(saved, dict) else {}
+
+
+def run_settings(output_dir: str, ignored: tuple[str, ...] = ()) -> RunSettings:
+    """The problem, model, hparams and data_dir of the trained run in `output_dir`.
+
+    One rule for the decoder, the exporter and the trainer's evaluate and
+    continuous_eval schedules: the run's `hparams.json` and `flags.json` are
+    the source of truth. --problem, --model and --hparams_set may be left
+    out; given, they must match flags.json, and --hparams must match
+    hparams.json, else the command stops with one line naming both values
+    (a mismatch otherwise surfaces as a checkpoint that does not fit the
+    model). --data_dir and --t2t_usr_dir default to the run's and may be
+    given (data moves). Flags in `ignored` that were given get one warning.
+
+    Raises:
+        CliError: no run in output_dir, or a flag that disagrees with it.
+    """
+    if not tf.io.gfile.isdir(output_dir):
+        raise CliError(
+            f"--output_dir {output_dir} does not exist; pass a t2t-lite-trainer output directory."
+        )
+    try:
+        hparams = run_dir.load_hparams(output_dir)
+    except FileNotFoundError as error:
+        raise CliError(str(error)) from error
+    saved = saved_flags(output_dir)
+    flags_path = os.path.join(output_dir, run_dir.FLAGS_FILE)
+    if not FLAGS.t2t_usr_dir and saved.get("t2t_usr_dir"):
+        usr_dir.import_usr_dir(saved["t2t_usr_dir"])  # the run's problems and models
+    for name in ("problem", "model", "hparams_set"):
+        given, trained = getattr(FLAGS, name), saved.get(name)
+        if FLAGS[name].present and trained is not None and given != trained:
+            raise CliError(
+                f"--{name}={given} does not match the run in {output_dir}, trained with "
+                f"--{name}={trained} ({flags_path}); leave --{name} out to use the run's."
+            )
+    problem_name = saved.get("problem") or FLAGS.problem
+    if not problem_name:
+        raise CliError(
+            f"--problem is required ({output_dir} has no {run_dir.FLAGS_FILE} naming it)."
+        )
+    problem = registry.problem(problem_name)
+    problem.add_hparams(hparams)  # a run saved before the problem had an hparam
+    if FLAGS.hparams:
+        given = hparams.copy().parse(FLAGS.hparams)
+        differing = hparams.differences(given)
+        if differing:
+            details = ", ".join(
+                f"{name}={given.get(name)!r} (the run's {hparams.get(name)!r})"
+                for name in differing
+            )
+            raise CliError(
+                f"--hparams sets {details}, which does not match the run in {output_dir} "
+                f"({os.path.join(output_dir, run_dir.HPARAMS_FILE)}); leave --hparams out to "
+                "use the run's."
+            )
+    model_name = saved.get("model") if not FLAGS["model"].present else FLAGS.model
+    registry.model(model_name or FLAGS.model)  # an unknown name fails here, in one line
+    data_dir = FLAGS.data_dir or saved.get("data_dir")
+    if not data_dir:
+        raise CliError(f"--data_dir is required ({flags_path} does not name one).")
+    warn_ignored_flags(ignored)
+    return RunSettings(output_dir, problem, model_name or FLAGS.model, hparams, data_dir)
+
+
+def warn_ignored_flags(names: tuple[str, ...]) -> None:
+    """One warning line naming the given flags among `names` (this command ignores them)."""
+    given = [f"--{name}" for name in names if name in FLAGS and FLAGS[name].present]
+    if given:
+        print(
+            f"{program_name()}: warning: {', '.join(given)} "
+            f"{'is' if len(given) == 1 else 'are'} ignored by {program_name()}.",
+            file=sys.stderr,
+        )
 
 
 def damaged_data_error(problem, data_dir: str, splits, error) -> CliError:

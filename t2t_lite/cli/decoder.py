@@ -1,18 +1,30 @@
 """t2t-lite-decoder: decodes a dataset split or a file with a trained model.
 
-    t2t-lite-decoder --problem=librispeech --data_dir=$DATA --output_dir=$OUT \
-        --decode_hparams="beam_size=4,alpha=0.6"
+    t2t-lite-decoder --output_dir=$OUT --decode_hparams="beam_size=4,alpha=0.6"
     t2t-lite-decoder ... --decode_from_file=wavs.txt --decode_to_file=out.txt
+
+The run's problem, model, hparams and data_dir come from `$OUT/flags.json`
+and `$OUT/hparams.json` (`common.run_settings`: --problem, --model,
+--hparams_set and --hparams may be given but must match them; --data_dir and
+--t2t_usr_dir may point elsewhere).
 
 Speech is decoded from waveforms exactly as the exported SavedModel decodes
 it (`serving_module.WaveformTranscriber`): a recording longer than the
 decode hparam `segment_seconds` is split at pauses and transcribed whole,
-and silence gives "". Without --decode_from_file it decodes the
---dataset_split (test, else dev; for speech any split datagen wrote, e.g.
-spoken_synth's `long`),
-writes hypotheses to --decode_to_file and references next to them
-(`.targets`), and prints WER/CER (speech) or BLEU (text) and sequence
-accuracy, computed by jiwer and sacrebleu over exactly the lines written.
+and silence gives "". Text inputs are checked as the SavedModel checks them
+(symbols in the vocabulary, at most `serving_module.max_input_tokens`
+tokens) before the model loads. Output line i answers input line i: a blank
+input line gives a blank output line.
+
+Without --decode_from_file it decodes the --dataset_split (test, else dev;
+for speech any split datagen wrote, e.g. spoken_synth's `long`) in record
+order, writes hypotheses to --decode_to_file, references next to them
+(`.targets`) and the inputs (`.inputs`: the text, or the utterance ids), and
+prints WER/CER (speech) or BLEU (text) and sequence accuracy, computed by
+jiwer and sacrebleu over exactly the lines written. With the decode hparam
+`return_beams`, each line holds every beam and its score, tab separated
+(`beam<TAB>score<TAB>beam<TAB>score...`, best first). A missing output
+directory is created before decoding.
 """
 
 from __future__ import annotations
@@ -20,25 +32,32 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import tensorflow as tf
 from absl import flags
 
 from t2t_lite.cli import common
-from t2t_lite.data import pipeline, shards
+from t2t_lite.data import shards
 from t2t_lite.data.audio_io import AudioError, read_audio
 from t2t_lite.data.problem import EVAL, TEST
 from t2t_lite.decoding import scoring
-from t2t_lite.decoding.decode import BatchDecoder, decode_dataset, decode_hparams
+from t2t_lite.decoding.decode import BatchDecoder, decode_hparams
 from t2t_lite.decoding.inputs import (
     InputListError,
+    encode_text_lines,
     read_input_lines,
+    record_text_batches,
     record_waveform_batches,
     text_batches,
     waveform_batches,
 )
-from t2t_lite.decoding.trained_model import CheckpointNotFoundError, load_trained_model
+from t2t_lite.decoding.trained_model import (
+    CheckpointMismatchError,
+    CheckpointNotFoundError,
+    load_trained_model,
+)
 from t2t_lite.run_dir import write_atomically
-from t2t_lite.serving.serving_module import WaveformTranscriber
+from t2t_lite.serving.serving_module import WaveformTranscriber, max_input_tokens
 
 if "decode_hparams" not in flags.FLAGS:  # the trainer defines it too
     flags.DEFINE_string("decode_hparams", "", 'Decode settings: "beam_size=4,alpha=0.6,...".')
@@ -51,9 +70,15 @@ FLAGS = flags.FLAGS
 
 
 def _lines_out(decoded: list[dict], return_beams: bool) -> list[str]:
-    if return_beams:
-        return ["\t".join(d["beams"]) for d in decoded]
-    return [d["hypothesis"] for d in decoded]
+    """One line per result: the best hypothesis, or every beam and its score
+    tab separated (T2T's return_beams with write_beam_scores); blank stays blank."""
+    if not return_beams:
+        return [d["hypothesis"] for d in decoded]
+    lines = []
+    for d in decoded:
+        pairs = zip(d["beams"], d["scores"], strict=True)
+        lines.append("\t".join(f"{beam}\t{score:.4f}" for beam, score in pairs))
+    return lines
 
 
 def _lines_to_decode() -> list[str] | None:
@@ -64,68 +89,130 @@ def _lines_to_decode() -> list[str] | None:
         lines = read_input_lines(FLAGS.decode_from_file)
     except (InputListError, OSError) as error:
         raise common.CliError(str(error)) from error
-    if not lines:
+    if not any(lines):
         raise common.CliError(f"--decode_from_file {FLAGS.decode_from_file} has no lines.")
     return lines
 
 
-def _transcribed(beams_and_scores, references=None) -> list[dict]:
+def _transcribed(beams_and_scores, references=None, inputs=None) -> list[dict]:
+    count = len(beams_and_scores)
     return [
-        {"hypothesis": beams[0], "beams": beams, "score": score, "reference": reference}
-        for (beams, score), reference in zip(
-            beams_and_scores, references or [None] * len(beams_and_scores), strict=True
+        {
+            "hypothesis": beams[0],
+            "beams": beams,
+            "scores": scores,
+            "reference": reference,
+            "input": source,
+        }
+        for (beams, scores), reference, source in zip(
+            beams_and_scores, references or [None] * count, inputs or [None] * count, strict=True
         )
     ]
 
 
-def _decode_file(problem, decoder, decode_hp, lines: list[str]) -> str:
-    encoder = problem.feature_encoders(FLAGS.data_dir)["targets"]
+def _searched(decoder, features, encoder) -> list[dict]:
+    """Text search results of one batch: every beam's text and score, best first."""
+    ids, scores = decoder(features)
+    return [
+        {
+            "hypothesis": encoder.decode(row[0]),
+            "beams": [encoder.decode(beam) for beam in row],
+            "scores": [float(score) for score in row_scores],
+        }
+        for row, row_scores in zip(ids, scores, strict=True)
+    ]
+
+
+def _with_blank_lines(lines: list[str], decoded: list[dict]) -> list[dict]:
+    """`decoded` (one per non-blank line) spread back over `lines`: blank stays blank."""
+    answers = iter(decoded)
+    blank = {"hypothesis": "", "beams": [], "scores": []}
+    return [next(answers) if line else blank for line in lines]
+
+
+def _decode_file(settings, decoder, decode_hp, lines: list[str], target: str) -> str:
+    problem, data_dir = settings.problem, settings.data_dir
+    encoder = problem.feature_encoders(data_dir)["targets"]
     decoded = []
     if isinstance(decoder, WaveformTranscriber):
-        waveforms = [read_audio(path) for path in lines]  # fails early, naming the file
+        waveforms = [read_audio(path) for path in lines if path]  # fails early, naming the file
         for batch, lengths in waveform_batches(waveforms, decode_hp.batch_size):
-            decoded += _transcribed(decoder(batch, lengths))
+            decoded += _transcribed(_with_scores(decoder(batch, lengths)))
     else:
-        for features in text_batches(problem, FLAGS.data_dir, lines, decode_hp.batch_size):
-            ids, _ = decoder(features)
-            for row in ids:
-                beams = [encoder.decode(beam) for beam in row]
-                decoded.append({"hypothesis": beams[0], "beams": beams})
-    target = FLAGS.decode_to_file or FLAGS.decode_from_file + ".decodes"
+        encoded = _encoded_lines(settings, lines)
+        for features in text_batches(encoded, decode_hp.batch_size):
+            decoded += _searched(decoder, features, encoder)
+    decoded = _with_blank_lines(lines, decoded)
     write_atomically(target, "\n".join(_lines_out(decoded, decode_hp.return_beams)) + "\n")
-    return f"decoded {len(decoded)} lines of {FLAGS.decode_from_file} into {target}"
+    blank = lines.count("")
+    blanks = f" ({blank} blank line{'s' if blank != 1 else ''} left blank)" if blank else ""
+    return f"decoded {len(decoded)} lines of {FLAGS.decode_from_file} into {target}{blanks}"
 
 
-def _decode_split(problem, hparams, decoder, decode_hp) -> str:
-    split = FLAGS.dataset_split
-    if split is None:
-        split = TEST if shards.existing_shards(FLAGS.data_dir, problem.name, TEST) else EVAL
-    encoder = problem.feature_encoders(FLAGS.data_dir)["targets"]
+def _with_scores(beams_and_scores) -> list[tuple[list[str], list[float]]]:
+    """The transcriber's `(beams, score)` pairs with one score per beam.
+
+    `WaveformTranscriber` gives the best beam's score only; the other beams
+    get NaN rather than a made-up number.
+    """
+    result = []
+    for beams, score in beams_and_scores:
+        if isinstance(score, (list, tuple, np.ndarray)):
+            scores = [float(value) for value in score]
+        else:
+            scores = [float(score)] + [float("nan")] * (len(beams) - 1)
+        result.append((beams, scores))
+    return result
+
+
+def _encoded_lines(settings, lines: list[str]) -> list[np.ndarray]:
+    """The non-blank text lines as ids, checked as the SavedModel checks them."""
+    encoder = settings.problem.feature_encoders(settings.data_dir)["inputs"]
+    try:
+        return encode_text_lines(
+            encoder, lines, FLAGS.decode_from_file, max_input_tokens(settings.hparams)
+        )
+    except InputListError as error:
+        raise common.CliError(str(error)) from error
+
+
+def _default_split(problem, data_dir: str) -> str:
+    if FLAGS.dataset_split:
+        return FLAGS.dataset_split
+    return TEST if shards.existing_shards(data_dir, problem.name, TEST) else EVAL
+
+
+def _decode_split(settings, decoder, decode_hp, split: str, target: str) -> str:
+    problem, data_dir = settings.problem, settings.data_dir
+    encoder = problem.feature_encoders(data_dir)["targets"]
+    decoded = []
     if isinstance(decoder, WaveformTranscriber):
         # From the records' waveforms, as the SavedModel transcribes them.
-        decoded = []
-        batches = record_waveform_batches(problem, FLAGS.data_dir, split, decode_hp.batch_size)
-        for waveforms, lengths, targets in batches:
+        batches = record_waveform_batches(problem, data_dir, split, decode_hp.batch_size)
+        for waveforms, lengths, targets, utterance_ids in batches:
             references = [encoder.decode(row) for row in targets]
-            decoded += _transcribed(decoder(waveforms, lengths), references)
+            decoded += _transcribed(
+                _with_scores(decoder(waveforms, lengths)), references, utterance_ids
+            )
     else:
-        # Every example, in fixed-size batches: no length filter drops any.
-        batching = hparams.copy().override_from_dict(
-            {
-                "use_fixed_batch_size": True,
-                "batch_size": decode_hp.batch_size,
-                "max_input_seq_length": 0,
-                "max_target_seq_length": 0,
-                "eval_drop_long_sequences": False,
-            }
+        # Every example in record order, in fixed-size batches: none dropped.
+        inputs_encoder = problem.feature_encoders(data_dir).get("inputs", encoder)
+        batches = record_text_batches(
+            problem, data_dir, split, settings.hparams, decode_hp.batch_size
         )
-        dataset = pipeline.make_dataset(problem, split, FLAGS.data_dir, batching)
-        decoded = decode_dataset(decoder, dataset, encoder)
-    target = FLAGS.decode_to_file or os.path.join(FLAGS.output_dir, f"decode_{split}.txt")
+        for features in batches:
+            searched = _searched(decoder, features, encoder)
+            targets = features["targets"].numpy()
+            inputs = features["inputs"].numpy() if "inputs" in features else None
+            for row, result in enumerate(searched):
+                result["reference"] = encoder.decode(targets[row])
+                result["input"] = inputs_encoder.decode(inputs[row]) if inputs is not None else ""
+            decoded += searched
     hypotheses = [d["hypothesis"] for d in decoded]
     references = [d["reference"] for d in decoded]
     write_atomically(target, "\n".join(_lines_out(decoded, decode_hp.return_beams)) + "\n")
     write_atomically(target + ".targets", "\n".join(references) + "\n")
+    write_atomically(target + ".inputs", "\n".join(d["input"] or "" for d in decoded) + "\n")
     scores = scoring.score(scoring.decode_metrics(problem), hypotheses, references)
     scores["examples"] = len(decoded)
     write_atomically(target + ".metrics.json", json.dumps(scores, indent=2, sort_keys=True))
@@ -138,36 +225,57 @@ def _decode_split(problem, hparams, decoder, decode_hp) -> str:
     return f"{problem.name} {split}: {summary} (hypotheses in {target})"
 
 
+def _output_path(settings, split: str | None) -> str:
+    """Where the hypotheses go; its directory is created now, before any decoding."""
+    if FLAGS.decode_from_file:
+        target = FLAGS.decode_to_file or FLAGS.decode_from_file + ".decodes"
+    else:
+        target = FLAGS.decode_to_file or os.path.join(settings.output_dir, f"decode_{split}.txt")
+    directory = os.path.dirname(os.path.abspath(target))
+    try:
+        tf.io.gfile.makedirs(directory)
+    except (OSError, tf.errors.OpError) as error:
+        raise common.CliError(
+            f"cannot create {directory} for --decode_to_file {target} ({error}); "
+            "pass a writable path."
+        ) from error
+    return target
+
+
 def main(argv: list[str]) -> int:
     if common.setup(argv):
         return 0
-    common.require_flag("output_dir")
-    common.require_flag("data_dir")
-    problem = common.problem_from_flags()
+    output_dir = common.require_flag("output_dir")
     decode_hp = decode_hparams(FLAGS.decode_hparams)
-    lines = _lines_to_decode()
+    lines = _lines_to_decode()  # a list that is not text fails before anything else
+    settings = common.run_settings(output_dir, ignored=("tmp_dir",))
+    problem, data_dir = settings.problem, settings.data_dir
+    if lines and problem.input_modality != "speech":
+        _encoded_lines(settings, lines)  # a bad line fails before the model loads
+    split = None if lines else _default_split(problem, data_dir)
+    target = _output_path(settings, split)
     try:
         model, hparams, checkpoint = load_trained_model(
-            FLAGS.output_dir, problem, FLAGS.data_dir, FLAGS.model, FLAGS.checkpoint_path
+            output_dir, problem, data_dir, settings.model_name, FLAGS.checkpoint_path
         )
-    except (FileNotFoundError, CheckpointNotFoundError) as error:
+    except (FileNotFoundError, CheckpointNotFoundError, CheckpointMismatchError) as error:
         raise common.CliError(str(error)) from error
     try:
         decoder = BatchDecoder(model, hparams, decode_hp)
     except ValueError as error:  # decode hparams the model cannot honour
         raise common.CliError(str(error)) from error
     if problem.input_modality == "speech":
-        encoder = problem.feature_encoders(FLAGS.data_dir)["targets"]
+        encoder = problem.feature_encoders(data_dir)["targets"]
         decoder = WaveformTranscriber(model, hparams, decode_hp, decoder.cap, encoder)
     try:
         if lines:
-            message = _decode_file(problem, decoder, decode_hp, lines)
+            message = _decode_file(settings, decoder, decode_hp, lines, target)
         else:
-            message = _decode_split(problem, hparams, decoder, decode_hp)
+            message = _decode_split(settings, decoder, decode_hp, split, target)
     except (AudioError, OSError) as error:
         raise common.CliError(str(error)) from error
     except tf.errors.DataLossError as error:  # a dev/test shard damaged in place
-        raise common.damaged_data_error(problem, FLAGS.data_dir, (TEST, EVAL), error) from error
+        raise common.damaged_data_error(problem, data_dir, (TEST, EVAL), error) from error
     print(f"{message} [checkpoint {os.path.basename(checkpoint)}]")
     return 0
 

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 import tensorflow as tf
@@ -27,13 +28,24 @@ flags.DEFINE_integer("train_steps", 250000, "Total number of training steps.")
 flags.DEFINE_integer("eval_steps", 100, "Dev batches for teacher-forced evaluation.")
 flags.DEFINE_integer("local_eval_frequency", 1000, "Evaluate every this many steps.")
 flags.DEFINE_integer("save_checkpoints_steps", 1000, "Save a checkpoint every this many steps.")
-flags.DEFINE_integer("keep_checkpoint_max", 20, "How many checkpoints to keep.")
+flags.DEFINE_integer("keep_checkpoint_max", 20, "How many checkpoints to keep (0: all, as T2T).")
 flags.DEFINE_integer("iterations_per_loop", 100, "Training steps per tf.function call.")
 flags.DEFINE_integer("log_step_count_steps", 100, "Log a progress line every this many steps.")
 flags.DEFINE_integer("eval_decode_examples", 64, "Dev examples decoded at each evaluation.")
 flags.DEFINE_enum("schedule", "train_and_evaluate", SCHEDULES, "What to run.")
 flags.DEFINE_bool("generate_data", False, "Run datagen first when the shards are missing.")
 flags.DEFINE_integer("random_seed", None, "Seed for weights, data order and augmentation.")
+flags.DEFINE_bool(
+    "deterministic",
+    False,
+    "With --random_seed: TF's op determinism (and so an ordered tf.data pipeline), "
+    "so that two runs on the same machine give the same weights; slower.",
+)
+flags.DEFINE_float(
+    "eval_timeout_mins",
+    240,
+    "continuous_eval: stop after waiting this long for a new checkpoint (T2T's flag).",
+)
 flags.DEFINE_bool("xla_compile", False, "Compile the training step with XLA.")
 flags.DEFINE_bool(
     "static_shapes", None, "Pad batches to bucket boundaries (default: on for TPU and XLA)."
@@ -71,7 +83,7 @@ def _config(strategy) -> TrainerConfig:
         train_steps=FLAGS.train_steps,
         eval_steps=FLAGS.eval_steps,
         save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-        keep_checkpoint_max=FLAGS.keep_checkpoint_max,
+        keep_checkpoint_max=FLAGS.keep_checkpoint_max or None,  # 0: keep all (T2T)
         iterations_per_loop=FLAGS.iterations_per_loop,
         log_step_count_steps=FLAGS.log_step_count_steps,
         xla_compile=FLAGS.xla_compile,
@@ -86,7 +98,7 @@ def _ensure_data(problem) -> None:
         for split in _splits_read()
         if not shards.existing_shards(FLAGS.data_dir, problem.name, split)
     ]
-    if missing and FLAGS.generate_data:
+    if missing and FLAGS.generate_data and FLAGS.schedule in ("train", "train_and_evaluate"):
         tmp_dir = FLAGS.tmp_dir or os.path.join(FLAGS.data_dir, "tmp")
         print(problem.generate_data(FLAGS.data_dir, tmp_dir).summary())
     elif missing:
@@ -104,32 +116,100 @@ def _splits_read() -> tuple[str, ...]:
     return (EVAL,)
 
 
+# What the evaluate and continuous_eval schedules do not read (said in one warning).
+_TRAINING_ONLY_FLAGS = (
+    "local_eval_frequency",
+    "save_checkpoints_steps",
+    "keep_checkpoint_max",
+    "iterations_per_loop",
+    "generate_data",
+    "tmp_dir",
+    "deterministic",
+)
+
+
 def _continuous_eval(trainer: Trainer) -> None:
-    for checkpoint in tf.train.checkpoints_iterator(FLAGS.output_dir, timeout=3600):
+    """Evaluates each new checkpoint until one reaches --train_steps, or until
+    none has come for --eval_timeout_mins (T2T's ending)."""
+    timeout = FLAGS.eval_timeout_mins * 60
+    for checkpoint in tf.train.checkpoints_iterator(FLAGS.output_dir, timeout=timeout):
         trainer.checkpoint.restore(checkpoint).expect_partial()
         trainer.evaluate()
         if trainer.step >= FLAGS.train_steps:
             return
+    print(
+        f"continuous_eval: no new checkpoint in {FLAGS.output_dir} for "
+        f"{FLAGS.eval_timeout_mins:g} min (--eval_timeout_mins); stopping.",
+        file=sys.stderr,
+    )
+
+
+def _trained_run():
+    """(problem, hparams, model_name) of the run that evaluate/continuous_eval read.
+
+    As in the decoder and exporter, the run's hparams.json and flags.json
+    are the source of truth (`common.run_settings`). continuous_eval may
+    start before the trainer has written them; it then builds the hparams
+    from the flags, as the trainer will.
+    """
+    output_dir = common.require_flag("output_dir")
+    if FLAGS.schedule == "evaluate" and not tf.train.latest_checkpoint(output_dir):
+        raise common.CliError(
+            f"--output_dir {output_dir} holds no checkpoint to evaluate; pass the output "
+            "directory of a t2t-lite-trainer run (or train first)."
+        )
+    ignored = _TRAINING_ONLY_FLAGS + (("train_steps",) if FLAGS.schedule == "evaluate" else ())
+    if FLAGS.schedule == "evaluate":
+        ignored += ("eval_timeout_mins",)
+    if FLAGS.schedule == "evaluate" or tf.io.gfile.exists(
+        os.path.join(output_dir, run_dir.HPARAMS_FILE)
+    ):
+        settings = common.run_settings(output_dir, ignored=ignored)
+        FLAGS.data_dir = settings.data_dir  # read by the pipeline and eval decoding
+        return settings.problem, settings.hparams, settings.model_name
+    common.warn_ignored_flags(ignored)
+    problem = common.problem_from_flags() if FLAGS.problem else None
+    hparams = common.hparams_from_flags(problem)
+    problem = problem or common.problem_from_flags()
+    common.require_flag("data_dir")
+    registry.model(FLAGS.model)
+    return problem, hparams, FLAGS.model
+
+
+def _seed() -> None:
+    if FLAGS.random_seed is None:
+        if FLAGS.deterministic:
+            raise common.CliError("--deterministic needs --random_seed.")
+        return
+    tf.keras.utils.set_random_seed(FLAGS.random_seed)
+    if FLAGS.deterministic:
+        # Also makes every tf.data stage keep its order (TF's documented rule).
+        tf.config.experimental.enable_op_determinism()
 
 
 def main(argv: list[str]) -> int:
     if common.setup(argv):
         return 0
-    # Names and hparams first: a typo is reported before anything else.
-    problem = common.problem_from_flags() if FLAGS.problem else None
-    hparams = common.hparams_from_flags(problem)
-    problem = problem or common.problem_from_flags()
-    common.require_flag("data_dir")
-    common.require_flag("output_dir")
-    model_name = common.FLAGS.model
-    registry.model(model_name)
-    if FLAGS.random_seed is not None:
-        tf.keras.utils.set_random_seed(FLAGS.random_seed)
+    if FLAGS.keep_checkpoint_max < 0:
+        raise common.CliError("--keep_checkpoint_max must be 0 (keep all) or more.")
+    training = FLAGS.schedule in ("train", "train_and_evaluate")
+    if training:
+        # Names and hparams first: a typo is reported before anything else.
+        problem = common.problem_from_flags() if FLAGS.problem else None
+        hparams = common.hparams_from_flags(problem)
+        problem = problem or common.problem_from_flags()
+        common.require_flag("data_dir")
+        common.require_flag("output_dir")
+        model_name = common.FLAGS.model
+        registry.model(model_name)
+    else:
+        problem, hparams, model_name = _trained_run()
+    _seed()
     _ensure_data(problem)
     strategy = strategies.make_strategy(
         FLAGS.strategy, FLAGS.tpu, FLAGS.tpu_zone, FLAGS.gcp_project
     )
-    if strategies.is_chief(strategy):
+    if training and strategies.is_chief(strategy):
         run_dir.save_or_check_hparams(FLAGS.output_dir, hparams)
         run_dir.save_flags(FLAGS.output_dir, common.flag_values())
     common.warn_unread_hparams(hparams, problem, model_name)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data.problem import Problem
+from t2t_lite.data.problem import EVAL, Problem
 from t2t_lite.data.text_encoders import EOS_ID
 
 
@@ -17,9 +17,12 @@ class InputListError(ValueError):
 
 
 def read_input_lines(path: str) -> list[str]:
-    """The non-blank lines of a UTF-8 file, stripped (text inputs or audio paths).
+    """The lines of a UTF-8 file, stripped (text inputs or audio paths).
 
-    A UTF-8 byte order mark is skipped (editors on Windows write one).
+    Blank lines are kept, as "": output line i answers input line i (as in
+    T2T, whose decoder dropped only the empty string after a final newline,
+    which `io.StringIO` does not yield). A UTF-8 byte order mark is skipped
+    (editors on Windows write one).
 
     Args:
         path: a local file.
@@ -38,7 +41,7 @@ def read_input_lines(path: str) -> list[str]:
     except UnicodeDecodeError as error:
         raise InputListError(_not_utf8_message(path, data, error.start)) from None
     # newline=None: the same line ends as open() in text mode ("\n", "\r\n", "\r").
-    return [line.strip() for line in io.StringIO(text, newline=None) if line.strip()]
+    return [line.strip() for line in io.StringIO(text, newline=None)]
 
 
 def _not_utf8_message(path: str, data: bytes, offset: int) -> str:
@@ -59,18 +62,69 @@ def _pad_stack(arrays: list[np.ndarray]) -> np.ndarray:
     return np.stack(padded)
 
 
-def text_batches(
-    problem: Problem, data_dir: str, lines: list[str], batch_size: int
-) -> Iterator[dict]:
-    """Batches of model features, in order, for text lines (EOS appended).
+def encode_text_lines(
+    encoder, lines: list[str], path: str, max_tokens: int | None = None
+) -> list[np.ndarray]:
+    """Each non-blank line's ids, EOS appended, checked before anything is decoded.
+
+    Args:
+        encoder: the problem's inputs `TextEncoder`.
+        lines: from `read_input_lines` (blank lines are skipped here).
+        path: the file the lines came from (named in errors).
+        max_tokens: the most ids (EOS included) the model takes, as the
+            SavedModel enforces it (`serving_module.max_input_tokens`); None: no limit.
+
+    Returns:
+        int32 arrays, one per non-blank line, in order.
+
+    Raises:
+        InputListError: a line holds a symbol outside the vocabulary, or is
+            longer than `max_tokens`; the message names the line number.
+    """
+    encoded = []
+    for number, line in enumerate(lines, start=1):
+        if not line:
+            continue
+        try:
+            ids = encoder.encode(line)
+        except ValueError as error:  # e.g. "symbol 2 is outside 0..1."
+            raise InputListError(
+                f"{path} line {number}: {str(error).rstrip('.')}; inputs must be in the "
+                "problem's vocabulary (for the algorithmic problems: symbols separated by spaces)."
+            ) from None
+        if max_tokens is not None and len(ids) + 1 > max_tokens:
+            raise InputListError(
+                f"{path} line {number} has {len(ids) + 1} tokens (EOS included), more than "
+                f"this model takes ({max_tokens}, from its max_input_seq_length or max_length "
+                "hparam); shorten or split the line."
+            )
+        encoded.append(np.array(ids + [EOS_ID], np.int32))
+    return encoded
+
+
+def text_batches(encoded: list[np.ndarray], batch_size: int) -> Iterator[dict]:
+    """Batches of model features, in order, from `encode_text_lines`' ids (zero padded).
 
     Speech inputs are waveforms; see `waveform_batches`.
     """
-    encoder = problem.feature_encoders(data_dir)["inputs"]
-    for start in range(0, len(lines), batch_size):
-        chunk = lines[start : start + batch_size]
-        ids = [np.array(encoder.encode(line) + [EOS_ID], np.int32) for line in chunk]
-        yield {"inputs": tf.constant(_pad_stack(ids))}
+    for start in range(0, len(encoded), batch_size):
+        yield {"inputs": tf.constant(_pad_stack(encoded[start : start + batch_size]))}
+
+
+def record_text_batches(
+    problem: Problem, data_dir: str, split: str, hparams, batch_size: int
+) -> Iterator[dict]:
+    """A text split's examples as model feature batches (with "targets"), zero
+    padded, in record order: shard by shard, no length bucketing, none dropped.
+
+    Raises:
+        DataError / ShardError: the split's shards are missing or damaged.
+    """
+    files = problem.require_data(data_dir, split)
+    dataset = tf.data.TFRecordDataset(files).map(
+        lambda record: problem.preprocess_example(problem.decode_example(record), EVAL, hparams)
+    )
+    yield from dataset.padded_batch(batch_size)
 
 
 def waveform_batches(
@@ -85,9 +139,10 @@ def waveform_batches(
 
 def record_waveform_batches(
     problem: Problem, data_dir: str, split: str, batch_size: int
-) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """A speech split's records as `(waveforms, lengths, targets)` NumPy batches,
-    in shard order: what the decoder transcribes as the SavedModel would.
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]]:
+    """A speech split's records as `(waveforms, lengths, targets, utterance_ids)`
+    NumPy batches, in record order: what the decoder transcribes as the
+    SavedModel would. An id is "" where the records hold none.
 
     Raises:
         DataError / ShardError: the split's shards are missing or damaged.
@@ -101,8 +156,15 @@ def record_waveform_batches(
             "waveform": waveform,
             "waveform_length": tf.shape(waveform)[0],
             "targets": example["targets"],
+            "utterance_id": example.get("utterance_id", tf.constant("")),
         }
 
     dataset = tf.data.TFRecordDataset(files).map(waveform_and_targets).padded_batch(batch_size)
     for batch in dataset:
-        yield batch["waveform"].numpy(), batch["waveform_length"].numpy(), batch["targets"].numpy()
+        ids = [value.decode("utf-8", "replace") for value in batch["utterance_id"].numpy()]
+        yield (
+            batch["waveform"].numpy(),
+            batch["waveform_length"].numpy(),
+            batch["targets"].numpy(),
+            ids,
+        )

@@ -57,7 +57,7 @@ class TrainerConfig:
     train_steps: int = 1000
     eval_steps: int = 20
     save_checkpoints_steps: int = 1000
-    keep_checkpoint_max: int = 5
+    keep_checkpoint_max: int | None = 5  # None: keep all (the CLI's 0, T2T's)
     iterations_per_loop: int = 100
     log_step_count_steps: int = 100
     xla_compile: bool = False

@@ -1,6 +1,9 @@
 """Helpers for the console-script tests."""
 
+import functools
 import re
+import subprocess
+import textwrap
 
 import pytest
 
@@ -21,3 +24,60 @@ def _user_lines(stderr: str) -> list[str]:
 def user_stderr_lines():
     """stderr's lines without TF's and absl's log lines: what the command itself said."""
     return _user_lines
+
+
+TINY_TEXT_HPARAMS = (
+    "hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1,batch_size=256,"
+    "max_length=24,learning_rate_warmup_steps=10"
+)
+
+
+@pytest.fixture
+def tiny_text_hparams():
+    """The --hparams of `tiny_text_run`."""
+    return TINY_TEXT_HPARAMS
+
+
+@pytest.fixture(scope="session")
+def tiny_text_run(tmp_path_factory):
+    """(usr_dir, data_dir, output_dir) of a 4-step text run (checkpoints 2 and 4,
+    --keep_checkpoint_max=0) on `tiny_binary`: identity over {0, 1}, inputs of
+    1-8 symbols, 7 test examples in 2 shards."""
+    root = tmp_path_factory.mktemp("tiny_text")
+    usr = root / "usr"
+    usr.mkdir()
+    (usr / "__init__.py").write_text(
+        textwrap.dedent(
+            """
+            from t2t_lite import registry
+            from t2t_lite.problems.algorithmic import AlgorithmicIdentityBinary40
+
+            @registry.register_problem
+            class TinyBinary(AlgorithmicIdentityBinary40):
+                train_length = test_length = 8
+                split_sizes = {"train": 64, "dev": 6, "test": 7}
+                num_shards = {"train": 1, "dev": 1, "test": 2}
+            """
+        )
+    )
+    common = [f"--t2t_usr_dir={usr}", "--problem=tiny_binary", f"--data_dir={root / 'data'}"]
+    run = functools.partial(subprocess.run, capture_output=True, text=True, timeout=900)
+    datagen = run(["t2t-lite-datagen", *common])
+    assert datagen.returncode == 0, datagen.stderr[-3000:]
+    train = run(
+        [
+            "t2t-lite-trainer",
+            *common,
+            f"--output_dir={root / 'out'}",
+            "--hparams_set=transformer_tiny",
+            f"--hparams={TINY_TEXT_HPARAMS}",
+            "--train_steps=4",
+            "--save_checkpoints_steps=2",
+            "--iterations_per_loop=2",
+            "--keep_checkpoint_max=0",
+            "--schedule=train",
+            "--random_seed=1",
+        ]
+    )
+    assert train.returncode == 0, train.stderr[-3000:]
+    return usr, root / "data", root / "out"

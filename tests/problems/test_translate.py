@@ -129,3 +129,21 @@ def test_tfds_failure_is_one_clear_error_and_writes_nothing(problem, tmp_path, m
 def test_encoders_before_datagen_say_what_to_run(problem, tmp_path):
     with pytest.raises(FileNotFoundError, match="t2t-lite-datagen"):
         problem.feature_encoders(str(tmp_path))
+
+
+def test_a_module_tfds_lacks_is_named_with_the_install(problem, tmp_path, monkeypatch):
+    """tfds 4.9.10 imports importlib_resources only when a builder prepares
+    (setup.py installs it); a module missing there says what to install."""
+
+    def missing_module(self, *args, **kwargs):
+        raise ModuleNotFoundError(
+            "No module named 'importlib_resources'", name="importlib_resources"
+        )
+
+    monkeypatch.setattr(tfds.core.DatasetBuilder, "download_and_prepare", missing_module)
+    with pytest.raises(DataError) as error:
+        problem.generate_data(str(tmp_path / "data"), str(tmp_path / "raw"))
+    assert str(error.value) == (
+        "translate_ende_wmt32k: tensorflow-datasets needs the module 'importlib_resources', "
+        "which is not installed: pip install importlib_resources, then run again."
+    )

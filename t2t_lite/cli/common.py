@@ -120,7 +120,7 @@ class RunSettings:
     problem: Any  # the registered Problem, instantiated
     model_name: str
     hparams: HParams
-    data_dir: str
+    data_dir: str | None
 
 
 def saved_flags(output_dir: str) -> dict:
@@ -192,9 +192,9 @@ def run_settings(output_dir: str, ignored: tuple[str, ...] = ()) -> RunSettings:
             )
     model_name = saved.get("model") if not FLAGS["model"].present else FLAGS.model
     registry.model(model_name or FLAGS.model)  # an unknown name fails here, in one line
+    # None is allowed: a problem whose encoders need no files (the
+    # algorithmic ones) is exported and decodes text lines without one.
     data_dir = FLAGS.data_dir or saved.get("data_dir")
-    if not data_dir:
-        raise CliError(f"--data_dir is required ({flags_path} does not name one).")
     warn_ignored_flags(ignored)
     return RunSettings(output_dir, problem, model_name or FLAGS.model, hparams, data_dir)
 

@@ -133,9 +133,13 @@ def _with_blank_lines(lines: list[str], decoded: list[dict]) -> list[dict]:
 def _decode_file(settings, decoder, decode_hp, lines: list[str], target: str) -> str:
     problem, data_dir = settings.problem, settings.data_dir
     encoder = problem.feature_encoders(data_dir)["targets"]
-    decoded = []
+    decoded, soundless = [], 0
     if isinstance(decoder, WaveformTranscriber):
-        waveforms = [read_audio(path) for path in lines if path]  # fails early, naming the file
+        # Read before decoding, so a missing or undecodable file fails early,
+        # naming it. A file with no samples, or with NaN samples, is read as
+        # the SavedModel reads such a request: it decodes to an empty line.
+        waveforms = [read_audio(path, strict=False) for path in lines if path]
+        soundless = sum(not np.any(waveform) for waveform in waveforms)
         for batch, lengths in waveform_batches(waveforms, decode_hp.batch_size):
             decoded += _transcribed(_with_scores(decoder(batch, lengths)))
     else:
@@ -146,6 +150,9 @@ def _decode_file(settings, decoder, decode_hp, lines: list[str], target: str) ->
     write_atomically(target, "\n".join(_lines_out(decoded, decode_hp.return_beams)) + "\n")
     blank = lines.count("")
     blanks = f" ({blank} blank line{'s' if blank != 1 else ''} left blank)" if blank else ""
+    if soundless:
+        plural = "s" if soundless != 1 else ""
+        blanks += f" ({soundless} audio file{plural} with no sound decoded as empty lines)"
     return f"decoded {len(decoded)} lines of {FLAGS.decode_from_file} into {target}{blanks}"
 
 
@@ -176,7 +183,11 @@ def _encoded_lines(settings, lines: list[str]) -> list[np.ndarray]:
         raise common.CliError(str(error)) from error
 
 
-def _default_split(problem, data_dir: str) -> str:
+def _default_split(problem, data_dir: str | None) -> str:
+    if not data_dir:
+        raise common.CliError(
+            "--data_dir is required to decode a dataset split (the run's flags.json names none)."
+        )
     if FLAGS.dataset_split:
         return FLAGS.dataset_split
     return TEST if shards.existing_shards(data_dir, problem.name, TEST) else EVAL

@@ -85,6 +85,9 @@ def test_reported_wer_is_jiwers_wer_over_the_written_lines(trained):
     references = (output_dir / "decode_dev.txt.targets").read_text().splitlines()
     assert len(hypotheses) == len(references) == 2
     assert any(r == "HE COULD WAIT NO LONGER" for r in references)
+    # The utterance ids, in record order, trace each line back (T2T's .inputs).
+    ids = (output_dir / "decode_dev.txt.inputs").read_text().splitlines()
+    assert len(ids) == 2 and all(re.fullmatch(r"\d+-\d+-\d+", i) for i in ids)
     reported = float(re.search(r"WER ([0-9.]+)", result.stdout).group(1))
     assert reported == pytest.approx(jiwer.wer(references, hypotheses), abs=1e-4)
     metrics = json.loads((output_dir / "decode_dev.txt.metrics.json").read_text())
@@ -162,3 +165,33 @@ def test_averaged_checkpoint_is_accepted_by_the_decoder(trained):
     )
     assert too_many.returncode == 1
     assert "asked to average 9 checkpoints" in too_many.stderr
+
+
+def test_degenerate_audio_files_decode_to_empty_lines(trained, tmp_path, librispeech_flac):
+    """No samples, one sample, less than a frame, all NaN: each an empty line
+    (as the SavedModel answers them), beside a real utterance decoded as alone."""
+    files = {
+        "no_samples": np.zeros(0, np.float32),
+        "one_sample": np.full(1, 0.5, np.float32),
+        "under_a_frame": np.full(100, 0.25, np.float32),
+        "all_nan": np.full(4000, np.nan, np.float32),
+    }
+    for name, samples in files.items():
+        soundfile.write(tmp_path / f"{name}.wav", samples, 16000, subtype="FLOAT")
+    paths = tmp_path / "paths.txt"
+    paths.write_text(
+        "".join(f"{tmp_path / name}.wav\n" for name in files) + f"{librispeech_flac}\n"
+    )
+    alone_paths = tmp_path / "alone.txt"
+    alone_paths.write_text(f"{librispeech_flac}\n")
+    result = decoder(trained, f"--decode_from_file={paths}", f"--decode_to_file={tmp_path / 'o'}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "2 audio files with no sound decoded as empty lines" in result.stdout
+    alone = decoder(
+        trained, f"--decode_from_file={alone_paths}", f"--decode_to_file={tmp_path / 'a'}"
+    )
+    assert alone.returncode == 0, alone.stderr[-3000:]
+    lines = (tmp_path / "o").read_text().split("\n")
+    assert lines[:4] == ["", "", "", ""]
+    assert lines[4] == (tmp_path / "a").read_text().split("\n")[0] != ""
+

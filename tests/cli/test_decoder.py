@@ -194,4 +194,3 @@ def test_degenerate_audio_files_decode_to_empty_lines(trained, tmp_path, librisp
     lines = (tmp_path / "o").read_text().split("\n")
     assert lines[:4] == ["", "", "", ""]
     assert lines[4] == (tmp_path / "a").read_text().split("\n")[0] != ""
-

@@ -1,0 +1,99 @@
+"""Does exact digital silence change what a trained speech model hears?
+
+    python scripts/digital_silence_check.py --output_dir=t2t_quickstart/train \
+        --data_dir=t2t_quickstart/data [--problem=spoken_synth] [--examples=60]
+
+Decodes a split's first `--examples` utterances three ways, as the decoder
+and the SavedModel decode audio (`WaveformTranscriber`), and prints each WER:
+
+- one by one, as recorded;
+- each with `--pad_seconds` of exact zeros before and after;
+- joined `--group` at a time into recordings whose pauses are
+  `--pause_seconds` of exact zeros (split at those pauses, as long
+  recordings are).
+
+A model that reads digital silence as the pause it is gives the same WER
+three times (within noise). Utterances whose transcripts change are listed.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import jiwer
+import numpy as np
+
+from t2t_lite import registry
+from t2t_lite.decoding.decode import decode_cap, decode_hparams
+from t2t_lite.decoding.inputs import record_waveform_batches, waveform_batches
+from t2t_lite.decoding.trained_model import load_trained_model
+from t2t_lite.serving.serving_module import WaveformTranscriber
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output_dir", required=True, help="a t2t-lite-trainer run")
+    parser.add_argument("--data_dir", required=True)
+    parser.add_argument("--problem", default="spoken_synth")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--examples", type=int, default=60)
+    parser.add_argument("--pad_seconds", type=float, default=0.25)
+    parser.add_argument("--pause_seconds", type=float, default=0.5)
+    parser.add_argument("--group", type=int, default=5)
+    parser.add_argument("--decode_hparams", default="beam_size=4,alpha=0.6,batch_size=16")
+    args = parser.parse_args()
+
+    problem = registry.problem(args.problem)
+    model, hparams, _ = load_trained_model(args.output_dir, problem, args.data_dir, "transformer")
+    encoder = problem.feature_encoders(args.data_dir)["targets"]
+    decode_hp = decode_hparams(args.decode_hparams)
+    transcriber = WaveformTranscriber(
+        model, hparams, decode_hp, decode_cap(hparams, decode_hp), encoder
+    )
+    waveforms, references = [], []
+    for batch in record_waveform_batches(problem, args.data_dir, args.split, 16):
+        samples, lengths, targets = batch[:3]
+        for row, length in enumerate(lengths):
+            waveforms.append(samples[row, :length])
+            references.append(encoder.decode(targets[row]))
+        if len(waveforms) >= args.examples:
+            break
+    waveforms, references = waveforms[: args.examples], references[: args.examples]
+
+    def transcribe(batch: list[np.ndarray]) -> list[str]:
+        texts = []
+        for padded, lengths in waveform_batches(batch, decode_hp.batch_size):
+            texts += [beams[0] for beams, _ in transcriber(padded, lengths)]
+        return texts
+
+    rate = hparams.audio_sample_rate
+    pad = np.zeros(int(args.pad_seconds * rate), np.float32)
+    pause = np.zeros(int(args.pause_seconds * rate), np.float32)
+    alone = transcribe(waveforms)
+    padded = transcribe([np.concatenate([pad, w, pad]) for w in waveforms])
+    groups = range(0, len(waveforms), args.group)
+    joined = transcribe(
+        [
+            np.concatenate([part for w in waveforms[g : g + args.group] for part in (w, pause)])
+            for g in groups
+        ]
+    )
+    joined_references = [" ".join(references[g : g + args.group]) for g in groups]
+
+    def wer(hypotheses, truths) -> str:
+        return f"{100 * jiwer.wer(truths, hypotheses):.2f}%"
+
+    print(f"{len(waveforms)} {args.split} utterances of {args.problem}, WER:")
+    print(f"  one by one                          {wer(alone, references)}")
+    print(f"  {args.pad_seconds} s of exact zeros around each   {wer(padded, references)}")
+    print(
+        f"  {args.group} per recording, {args.pause_seconds} s zero pauses   "
+        f"{wer(joined, joined_references)}"
+    )
+    for reference, one, with_zeros in zip(references, alone, padded, strict=True):
+        if one != with_zeros:
+            print(f"  ref    {reference}\n  alone  {one}\n  padded {with_zeros}")
+
+
+if __name__ == "__main__":
+    main()

@@ -29,7 +29,11 @@ def transformer_algorithmic_tiny() -> HParams:
     Exact-answer tasks want no regularization (dropout, label smoothing off)
     and a learning rate that decays to 0 (`linear_decay` over the last
     `learning_rate_decay_steps`): at a constant rate the accuracy swung from
-    0.96 to 0.70 between evaluations once learned.
+    0.96 to 0.70 between evaluations once learned. The decay spans the last
+    1,000 steps, not 3,000: a run of 1,000-3,000 steps decayed from its first
+    step at a fraction of the rate (a 1,000-step run at a third of it, and it
+    learned nothing visible), while 6,000 steps still reach dev sequence
+    accuracy 0.999 (measured 2026-11-25, two shared cores).
     """
     hparams = transformer_relative_tiny()
     hparams.num_hidden_layers = 1
@@ -44,5 +48,5 @@ def transformer_algorithmic_tiny() -> HParams:
     hparams.learning_rate_schedule = "constant*linear_warmup*linear_decay"
     hparams.learning_rate_constant = 0.002
     hparams.learning_rate_warmup_steps = 200
-    hparams.learning_rate_decay_steps = 3000
+    hparams.learning_rate_decay_steps = 1000
     return hparams

@@ -5,8 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from t2t_lite import registry
 from t2t_lite.data import audio_features, audio_io
+from t2t_lite.data.problem import EVAL
 from t2t_lite.data.speech_features import AUDIO_HPARAMS, featurize, featurize_batch
+from t2t_lite.decoding.long_form import split_recordings
 from t2t_lite.hparam import HParams
 
 ZEROS = np.zeros(4000, np.float32)  # 0.25 s of exact digital silence
@@ -87,3 +90,18 @@ def test_all_nan_rows_read_as_silence(hparams, speech):
     assert np.isfinite(features.numpy()).all()
     alone = featurize(speech, hparams, training=False).numpy()
     np.testing.assert_allclose(features[1, : len(alone)], alone, atol=2e-4)
+
+
+def test_pipeline_decoder_and_export_featurize_alike(hparams, speech):
+    """The input pipeline (not training), and the pieces the decoder and the
+    SavedModel featurize (`serving_module.transcribe_pieces`), give the same
+    features for the same audio: one featurization."""
+    problem = registry.problem("librispeech")
+    run_hparams = problem.add_hparams(hparams.copy())
+    example = {"waveform": speech, "targets": np.array([5, 1])}
+    pipeline = problem.preprocess_example(example, EVAL, run_hparams)["inputs"].numpy()
+    batch = np.stack([speech, np.zeros_like(speech)])
+    pieces, piece_lengths, _ = split_recordings(batch, [len(speech), 8000], 16000, 30.0)
+    served, frames = featurize_batch(pieces, piece_lengths, run_hparams)
+    assert frames[0] == len(pipeline)
+    np.testing.assert_allclose(served[0, : len(pipeline)], pipeline, atol=1e-5)

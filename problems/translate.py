@@ -124,9 +124,11 @@ class TranslateEndeWmt32k(Text2TextProblem):
                 f"is not installed: pip install {error.name}, then run again."
             ) from error
         except Exception as error:  # network, disk and tfds errors all end up here
+            # tfds' messages span lines (a checksum mismatch lists both); one line here.
+            reason = " ".join(str(error).split())
             raise DataError(
                 f"{self.name}: tfds could not provide {self.tfds_name} in {where} "
-                f"({type(error).__name__}: {error}). The builder downloads about "
+                f"({type(error).__name__}: {reason}). The builder downloads about "
                 f"{DOWNLOAD_GB} GB from statmt.org and prepares it on first use: check "
                 "the network and the free disk space there, or prepare it where there "
                 "is network and point tfds_data_dir (or $TFDS_DATA_DIR) at that copy, "

@@ -147,3 +147,14 @@ def test_a_module_tfds_lacks_is_named_with_the_install(problem, tmp_path, monkey
         "translate_ende_wmt32k: tensorflow-datasets needs the module 'importlib_resources', "
         "which is not installed: pip install importlib_resources, then run again."
     )
+
+
+def test_a_multi_line_tfds_error_is_one_line(problem, tmp_path, monkeypatch):
+    def wrong_checksum(self, *args, **kwargs):
+        raise ValueError("Artifact has wrong checksum:\n* Expected: a\n* Got: b")
+
+    monkeypatch.setattr(tfds.core.DatasetBuilder, "download_and_prepare", wrong_checksum)
+    with pytest.raises(DataError) as error:
+        problem.generate_data(str(tmp_path / "data"), str(tmp_path / "raw"))
+    assert "\n" not in str(error.value)
+    assert "(ValueError: Artifact has wrong checksum: * Expected: a * Got: b)" in str(error.value)

@@ -27,6 +27,14 @@ def test_keep_checkpoint_max_0_keeps_every_checkpoint(tiny_text_run):
     assert [os.path.basename(p) for p in state.all_model_checkpoint_paths] == ["ckpt-2", "ckpt-4"]
 
 
+def test_negative_keep_checkpoint_max_is_one_line(user_stderr_lines):
+    result = run("t2t-lite-trainer", "--keep_checkpoint_max=-1")
+    assert result.returncode == 1
+    assert user_stderr_lines(result.stderr) == [
+        "t2t-lite-trainer: error: --keep_checkpoint_max must be 0 (keep all) or more."
+    ]
+
+
 def test_evaluate_without_a_checkpoint_is_an_error_and_writes_nothing(
     tiny_text_run, tmp_path, user_stderr_lines
 ):

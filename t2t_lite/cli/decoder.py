@@ -141,7 +141,7 @@ def _decode_file(settings, decoder, decode_hp, lines: list[str], target: str) ->
         waveforms = [read_audio(path, strict=False) for path in lines if path]
         soundless = sum(not np.any(waveform) for waveform in waveforms)
         for batch, lengths in waveform_batches(waveforms, decode_hp.batch_size):
-            decoded += _transcribed(_with_scores(decoder(batch, lengths)))
+            decoded += _transcribed(decoder(batch, lengths))
     else:
         encoded = _encoded_lines(settings, lines)
         for features in text_batches(encoded, decode_hp.batch_size):
@@ -154,22 +154,6 @@ def _decode_file(settings, decoder, decode_hp, lines: list[str], target: str) ->
         plural = "s" if soundless != 1 else ""
         blanks += f" ({soundless} audio file{plural} with no sound decoded as empty lines)"
     return f"decoded {len(decoded)} lines of {FLAGS.decode_from_file} into {target}{blanks}"
-
-
-def _with_scores(beams_and_scores) -> list[tuple[list[str], list[float]]]:
-    """The transcriber's `(beams, score)` pairs with one score per beam.
-
-    `WaveformTranscriber` gives the best beam's score only; the other beams
-    get NaN rather than a made-up number.
-    """
-    result = []
-    for beams, score in beams_and_scores:
-        if isinstance(score, (list, tuple, np.ndarray)):
-            scores = [float(value) for value in score]
-        else:
-            scores = [float(score)] + [float("nan")] * (len(beams) - 1)
-        result.append((beams, scores))
-    return result
 
 
 def _encoded_lines(settings, lines: list[str]) -> list[np.ndarray]:
@@ -202,9 +186,7 @@ def _decode_split(settings, decoder, decode_hp, split: str, target: str) -> str:
         batches = record_waveform_batches(problem, data_dir, split, decode_hp.batch_size)
         for waveforms, lengths, targets, utterance_ids in batches:
             references = [encoder.decode(row) for row in targets]
-            decoded += _transcribed(
-                _with_scores(decoder(waveforms, lengths)), references, utterance_ids
-            )
+            decoded += _transcribed(decoder(waveforms, lengths), references, utterance_ids)
     else:
         # Every example in record order, in fixed-size batches: none dropped.
         inputs_encoder = problem.feature_encoders(data_dir).get("inputs", encoder)

@@ -134,8 +134,9 @@ class WaveformTranscriber:
         lengths: int `[batch]` real samples.
 
     Returns:
-        A list (one per recording) of `(beam_texts, score)`: the text of each
-        beam, best first, and the summed score of the best beam's pieces.
+        A list (one per recording) of `(beam_texts, beam_scores)`: the text of
+        each beam, best first, and each beam's score summed over the pieces
+        (as the SavedModel sums them).
     """
 
     def __init__(self, model, hparams: HParams, decode_hp: HParams, cap: int, target_encoder):
@@ -151,7 +152,7 @@ class WaveformTranscriber:
             ],
         )
 
-    def __call__(self, waveforms, lengths) -> list[tuple[list[str], float]]:
+    def __call__(self, waveforms, lengths) -> list[tuple[list[str], list[float]]]:
         ids, scores, rows = (t.numpy() for t in self._transcribe(waveforms, lengths))
         results = []
         for row in range(len(lengths)):
@@ -160,7 +161,8 @@ class WaveformTranscriber:
                 " ".join(t for t in (self._encoder.decode(ids[p, k]) for p in pieces) if t)
                 for k in range(ids.shape[1])
             ]
-            results.append((beams, float(sum(scores[p, 0] for p in pieces))))
+            beam_scores = [float(sum(scores[p, k] for p in pieces)) for k in range(ids.shape[1])]
+            results.append((beams, beam_scores))
         return results
 
 

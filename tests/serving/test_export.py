@@ -498,7 +498,7 @@ def test_degenerate_requests_return_empty_text_in_process(speech_run):
         lengths = np.full([len(waveform)], waveform.shape[1], np.int32)
         results = transcriber(waveform.astype(np.float32), lengths)
         assert [beams[0] for beams, _ in results] == [""] * len(waveform), name
-        assert [score for _, score in results] == [0.0] * len(waveform), name
+        assert [scores for _, scores in results] == [[0.0, 0.0]] * len(waveform), name
 
 
 @pytest.mark.parametrize(

@@ -352,16 +352,18 @@ def digital_silence_frames(
     waveforms = tf.convert_to_tensor(waveforms, tf.float32)
     num_samples = tf.shape(waveforms)[1]
     lengths = tf.minimum(tf.cast(waveform_lengths, tf.int32), num_samples)
-    nonzero = tf.cast(tf.not_equal(waveforms, 0.0), tf.int32)
-    counts = tf.pad(tf.cumsum(nonzero, axis=1), [[0, 0], [1, 0]])  # [batch, samples + 1]
     step = _samples(frame_step, sample_rate)
-    starts = tf.minimum(tf.range(num_frames)[tf.newaxis, :] * step, lengths[:, tf.newaxis])
-    ends = tf.minimum(starts + step, lengths[:, tf.newaxis])
-    inside = tf.gather(counts, ends, batch_dims=1) - tf.gather(counts, starts, batch_dims=1)
+    # Frame i starts at sample i * step, so its first step is the i-th block
+    # of `step` samples: count nonzero samples block by block (samples past
+    # the length count as zeros; a real frame starts inside the length).
+    needed = num_frames * step
+    blocks = tf.pad(waveforms, [[0, 0], [0, tf.maximum(needed - num_samples, 0)]])[:, :needed]
+    blocks *= tf.sequence_mask(lengths, needed, dtype=tf.float32)
+    sounding = tf.reduce_any(tf.not_equal(tf.reshape(blocks, [-1, num_frames, step]), 0.0), -1)
     real = tf.sequence_mask(
         num_feature_frames(lengths, sample_rate, frame_step, preemphasis), num_frames
     )
-    return real & tf.equal(inside, 0)
+    return real & ~sounding
 
 
 def fill_digital_silence(
@@ -398,14 +400,19 @@ def fill_digital_silence(
     """
     log_mel = tf.convert_to_tensor(log_mel, tf.float32)
     silent = tf.cast(silent, tf.bool)
-    sounding = tf.cast(nonpadding_mask, tf.bool) & ~silent  # [batch, frames]
-    per_bin = tf.transpose(log_mel[..., 0], [0, 2, 1])  # [batch, bins, frames]
-    ranked = tf.sort(tf.where(sounding[:, None, :], per_bin, np.inf), axis=-1)
-    count = tf.reduce_sum(tf.cast(sounding, tf.int32), axis=1)  # [batch]
-    index = tf.cast(tf.round(percentile / 100.0 * tf.cast(count - 1, tf.float32)), tf.int32)
-    level = tf.gather(ranked, tf.maximum(index, 0), axis=2, batch_dims=1)  # [batch, bins]
-    fill = silent & (count > 0)[:, None]
-    return tf.where(fill[:, :, None, None], level[:, None, :, None], log_mel)
+
+    def fill():
+        sounding = tf.cast(nonpadding_mask, tf.bool) & ~silent  # [batch, frames]
+        per_bin = tf.transpose(log_mel[..., 0], [0, 2, 1])  # [batch, bins, frames]
+        ranked = tf.sort(tf.where(sounding[:, None, :], per_bin, np.inf), axis=-1)
+        count = tf.reduce_sum(tf.cast(sounding, tf.int32), axis=1)  # [batch]
+        index = tf.cast(tf.round(percentile / 100.0 * tf.cast(count - 1, tf.float32)), tf.int32)
+        level = tf.gather(ranked, tf.maximum(index, 0), axis=2, batch_dims=1)  # [batch, bins]
+        filled = silent & (count > 0)[:, None]
+        return tf.where(filled[:, :, None, None], level[:, None, :, None], log_mel)
+
+    # Recorded audio has no digital silence: skip the sort (most of the cost).
+    return tf.cond(tf.reduce_any(silent), fill, lambda: log_mel)
 
 
 def normalize_per_utterance(

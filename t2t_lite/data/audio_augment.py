@@ -66,11 +66,6 @@ AUGMENT_HPARAMS = {
     # ones (RT60 0.2-0.8 s) if "".
     "aug_reverb_prob": 0.0,
     "aug_rir_dir": "",
-    # Exact digital silence (zeros) before and after the utterance, each side
-    # up to aug_zero_pad_seconds: what edited clips, VAD-gated streams and
-    # padding clients send, which a corpus that always carries noise lacks.
-    "aug_zero_pad_prob": 0.0,
-    "aug_zero_pad_seconds": 0.5,
 }
 
 _AUDIO_EXTENSIONS = (".wav", ".flac")
@@ -492,39 +487,6 @@ def reverberate(
 # --------------------------------------------------------------- file banks
 
 
-def pad_with_digital_silence(
-    waveform, max_seconds: float, seed=None, sample_rate: int = SAMPLE_RATE
-) -> tf.Tensor:
-    """Exact zeros before and after an utterance, each side `U[0, max_seconds]` long.
-
-    Digital silence is what edited clips, VAD-gated or silence-suppressed
-    streams and padding clients send; a model that never met it in training
-    reads the featurizer's filled frames (`audio_features.fill_digital_silence`)
-    as something new. Apply it after every other augmentation, so that noise
-    or reverberation cannot fill the zeros in.
-
-    Args:
-      waveform: float32 `[samples]`.
-      max_seconds: the longest run of zeros on each side.
-      seed: an int `[2]` seed or a Python int; None draws a fresh one.
-      sample_rate: samples per second.
-
-    Returns:
-      float32 `[before + samples + after]`.
-
-    Example:
-      >>> padded = pad_with_digital_silence(tf.ones([100]), 0.01, seed=[1, 2])
-      >>> int(tf.reduce_sum(padded)), bool(padded.shape[0] >= 100)
-      (100, True)
-    """
-    waveform = _as_waveform(waveform)
-    most = int(round(max_seconds * sample_rate))
-    sides = tf.random.stateless_uniform(
-        [2], seed=_stateless_seed(seed), minval=0, maxval=most + 1, dtype=tf.int32
-    )
-    return tf.pad(waveform, [sides])
-
-
 def _audio_files(directory: str) -> list[str]:
     """WAV and FLAC files under `directory` (recursively), in sorted order."""
     if not os.path.isdir(directory):
@@ -685,8 +647,6 @@ class AugmentConfig:
     noise_dir: str = ""
     reverb_prob: float = 0.0
     rir_dir: str = ""
-    zero_pad_prob: float = 0.0
-    zero_pad_seconds: float = 0.5
     sample_rate: int = SAMPLE_RATE
 
     def __post_init__(self):
@@ -698,11 +658,8 @@ class AugmentConfig:
         set_field("speed_factors", factors)
         set_field("volume_db", _float_pair("volume_db", self.volume_db))
         set_field("noise_snr_db", _float_pair("noise_snr_db", self.noise_snr_db))
-        for name in ("speed_prob", "volume_prob", "noise_prob", "reverb_prob", "zero_pad_prob"):
+        for name in ("speed_prob", "volume_prob", "noise_prob", "reverb_prob"):
             set_field(name, _probability(name, getattr(self, name)))
-        if self.zero_pad_seconds < 0:
-            raise ValueError(f"zero_pad_seconds must be >= 0, got {self.zero_pad_seconds}.")
-        set_field("zero_pad_seconds", float(self.zero_pad_seconds))
         set_field("sample_rate", int(self.sample_rate))
 
     @property
@@ -722,10 +679,6 @@ class AugmentConfig:
         return self.reverb_prob > 0
 
     @property
-    def zero_pad_enabled(self) -> bool:
-        return self.zero_pad_prob > 0 and self.zero_pad_seconds > 0
-
-    @property
     def enabled(self) -> bool:
         """Whether any augmentation is on."""
         return any(
@@ -734,7 +687,6 @@ class AugmentConfig:
                 self.volume_enabled,
                 self.noise_enabled,
                 self.reverb_enabled,
-                self.zero_pad_enabled,
             )
         )
 
@@ -763,8 +715,6 @@ class AugmentConfig:
             noise_dir=get("aug_noise_dir"),
             reverb_prob=get("aug_reverb_prob"),
             rir_dir=get("aug_rir_dir"),
-            zero_pad_prob=get("aug_zero_pad_prob"),
-            zero_pad_seconds=get("aug_zero_pad_seconds"),
             sample_rate=hparams.get("audio_sample_rate", SAMPLE_RATE),
         )
 
@@ -777,8 +727,7 @@ def _maybe(apply_seed, probability: float, augment, waveform: tf.Tensor) -> tf.T
 
 
 def augment_waveform(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
-    """Applies the augmentations `config` enables: speed, reverb, noise, volume,
-    digital-silence padding.
+    """Applies the augmentations `config` enables: speed, reverb, noise, volume.
 
     In that order (the room reverberates the speaker, noise is added in the
     room, the recording level changes last), each with its own probability
@@ -806,7 +755,7 @@ def augment_waveform(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
     if not config.enabled:
         return waveform
     tagged = tf.random.fold_in(_stateless_seed(seed), _AUGMENT_TAG)
-    seeds = _split_seed(tagged, 10)
+    seeds = _split_seed(tagged, 8)
     rate = config.sample_rate
     if config.speed_enabled:
         waveform = _maybe(
@@ -838,15 +787,6 @@ def augment_waveform(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
             seeds[6],
             config.volume_prob,
             functools.partial(volume_perturb, waveform, low, high, seeds[7]),
-            waveform,
-        )
-    if config.zero_pad_enabled:  # last: nothing may fill the zeros in
-        waveform = _maybe(
-            seeds[8],
-            config.zero_pad_prob,
-            functools.partial(
-                pad_with_digital_silence, waveform, config.zero_pad_seconds, seeds[9], rate
-            ),
             waveform,
         )
     return waveform

@@ -311,6 +311,69 @@ def _deltas_by_conv1d(filterbanks: tf.Tensor) -> tf.Tensor:
     return tf.transpose(tf.reshape(outputs, [batch, bins, frames, 3]), [0, 2, 1, 3])
 
 
+def sounding_span(waveforms, waveform_lengths) -> tuple[tf.Tensor, tf.Tensor]:
+    """Where each row's sound is: from its first nonzero sample to its last.
+
+    Args:
+      waveforms: float32 `[batch, samples]`, finite.
+      waveform_lengths: int `[batch]` real samples (at most `samples`).
+
+    Returns:
+      `(starts [batch], lengths [batch])` int32: the first nonzero sample and
+      the samples up to and including the last nonzero one; `(0, 0)` for a
+      row with no nonzero sample.
+
+    Example:
+      >>> starts, lengths = sounding_span([[0.0, 0.0, 0.5, 0.0, -0.5, 0.0]], [6])
+      >>> starts.numpy(), lengths.numpy()
+      (array([2], dtype=int32), array([3], dtype=int32))
+    """
+    waveforms = tf.convert_to_tensor(waveforms, tf.float32)
+    num_samples = tf.shape(waveforms)[1]
+    nonzero = tf.not_equal(waveforms, 0.0) & tf.sequence_mask(waveform_lengths, num_samples)
+    any_sound = tf.reduce_any(nonzero, axis=1)
+    # One zero column past the end: argmax needs a non-empty axis ([b, 0]).
+    nonzero = tf.pad(tf.cast(nonzero, tf.int32), [[0, 0], [0, 1]])
+    first = tf.argmax(nonzero, axis=1, output_type=tf.int32)
+    last = num_samples - tf.argmax(tf.reverse(nonzero, [1]), axis=1, output_type=tf.int32)
+    return tf.where(any_sound, first, 0), tf.where(any_sound, last + 1 - first, 0)
+
+
+def trim_digital_silence(waveforms, waveform_lengths) -> tuple[tf.Tensor, tf.Tensor]:
+    """Each row's leading and trailing exact zeros cut off, the rest moved to the front.
+
+    Zeros before the first nonzero sample and after the last one carry no
+    sound; they only shift where frames fall and add frames a model must read
+    as something. Cut off, an utterance with exact zeros around it featurizes
+    exactly as the utterance alone. A row with no nonzero sample gets length
+    0. Zero runs inside a row stay (`fill_digital_silence`). Times in the
+    result are `sounding_span`'s start later than in the input.
+
+    Args:
+      waveforms: float32 `[batch, samples]`, finite.
+      waveform_lengths: int `[batch]` real samples (at most `samples`).
+
+    Returns:
+      `(waveforms [batch, samples], lengths [batch])`: each row from its first
+      nonzero sample, zero past its new length.
+
+    Example:
+      >>> trimmed, lengths = trim_digital_silence([[0.0, 0.0, 0.5, 0.0, -0.5, 0.0]], [6])
+      >>> trimmed.numpy()[0], lengths.numpy()
+      (array([ 0.5,  0. , -0.5,  0. ,  0. ,  0. ], dtype=float32), array([3], dtype=int32))
+    """
+    waveforms = tf.convert_to_tensor(waveforms, tf.float32)
+    num_samples = tf.shape(waveforms)[1]
+    starts, lengths = sounding_span(waveforms, waveform_lengths)
+
+    def shift():  # only when some row starts with zeros: a gather of the batch
+        index = tf.minimum(starts[:, None] + tf.range(num_samples)[None, :], num_samples - 1)
+        return tf.gather(waveforms, index, batch_dims=1)
+
+    waveforms = tf.cond(tf.reduce_any(starts > 0), shift, lambda: waveforms)
+    return waveforms * tf.sequence_mask(lengths, num_samples, dtype=tf.float32), lengths
+
+
 def digital_silence_frames(
     waveforms: tf.Tensor,
     waveform_lengths: tf.Tensor,

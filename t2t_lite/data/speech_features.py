@@ -6,6 +6,8 @@ exported SavedModel, so training and inference cannot drift apart. Its
 steps, T2T's front end with two additions for real recordings:
 
 1. non-finite samples read as 0; lengths clipped to the samples given;
+   exact zeros before the first and after the last nonzero sample cut off
+   (`audio_features.trim_digital_silence`; not in T2T);
 2. T2T's log-mel filterbank (80 bins, 25 ms / 10 ms frames, pre-emphasis
    0.97, 20-8000 Hz; triangular dither of 1/32767 in training only);
 3. frames of exact digital silence take the utterance's own quiet level
@@ -14,8 +16,9 @@ steps, T2T's front end with two additions for real recordings:
 5. per-utterance mean/variance normalization, its statistics taken over the
    real frames that are not digital silence (T2T took them over every frame).
 
-Steps 3 and 5 make an utterance featurize the same, frame for frame, with or
-without runs of exact zeros around or inside it (docs/design.md, "Digital
+Step 1 makes an utterance featurize exactly as it does alone with exact
+zeros around it; steps 3 and 5 make its frames nearly the same with runs of
+exact zeros inside it (docs/design.md, "Digital
 silence").
 """
 
@@ -101,6 +104,7 @@ def featurize_batch(
     waveforms = tf.convert_to_tensor(waveforms, tf.float32)
     waveforms = tf.where(tf.math.is_finite(waveforms), waveforms, 0.0)
     lengths = tf.clip_by_value(tf.cast(waveform_lengths, tf.int32), 0, tf.shape(waveforms)[1])
+    waveforms, lengths = audio_features.trim_digital_silence(waveforms, lengths)
     # Zeros past the end change no real frame (they are masked out) and give
     # even an empty request a frame to run the model on.
     waveforms = tf.pad(waveforms, [[0, 0], [0, frame_step_samples(hparams) + 1]])

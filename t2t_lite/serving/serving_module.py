@@ -110,6 +110,9 @@ def transcribe_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HP
     pieces, piece_lengths, rows = split_recordings(
         waveforms, lengths, hparams.audio_sample_rate, segment_seconds(hparams, decode_hp)
     )
+    # Cut here as featurize_batch cuts (it then finds nothing to cut), so the
+    # no-speech test below sees only each piece's sound.
+    pieces, piece_lengths = audio_features.trim_digital_silence(pieces, piece_lengths)
     features, frame_lengths = featurize_batch(pieces, piece_lengths, hparams)
     # No speech: a piece quieter than `silence_dbfs`, or shorter than one
     # frame's window (25 ms holds no word). Frame length 0 decodes to "".

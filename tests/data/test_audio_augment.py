@@ -412,27 +412,3 @@ def test_next_fast_length_is_five_smooth_and_not_smaller():
             while fast % prime == 0:
                 fast //= prime
         assert fast == 1
-
-
-def test_digital_silence_padding_is_exact_zeros_within_the_limit():
-    waveform = np.full(1000, 0.5, np.float32)
-    lengths = set()
-    for seed in range(8):
-        padded = audio_augment.pad_with_digital_silence(waveform, 0.05, seed=[seed, 3]).numpy()
-        start = int(np.flatnonzero(padded)[0])
-        np.testing.assert_array_equal(padded[start : start + 1000], waveform)
-        assert not padded[:start].any() and not padded[start + 1000 :].any()
-        assert start <= 800 and len(padded) - 1000 - start <= 800
-        lengths.add(len(padded))
-    assert len(lengths) > 1  # the lengths are drawn
-
-
-def test_digital_silence_padding_comes_last_so_nothing_fills_it():
-    config = audio_augment.AugmentConfig(
-        noise_prob=1.0, volume_db=(-3.0, 3.0), zero_pad_prob=1.0, zero_pad_seconds=0.1
-    )
-    waveform = np.full(3200, 0.25, np.float32)
-    out = audio_augment.augment_waveform(waveform, config, seed=[5, 6]).numpy()
-    assert len(out) > 3200 and out[0] == 0.0 and out[-1] == 0.0
-    assert config.zero_pad_enabled and config.enabled
-    assert not audio_augment.AugmentConfig(zero_pad_prob=1.0, zero_pad_seconds=0.0).enabled

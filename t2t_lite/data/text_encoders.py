@@ -56,6 +56,12 @@ class TextEncoder:
                 kept.append(token)
         return self.decode_ids(kept)
 
+    def token_surfaces(self) -> list[bytes]:
+        """The UTF-8 text each id stands for, `vocab_size` entries (b"" for
+        reserved ids): decoding a sequence joins its ids' surfaces, so a
+        space in a surface is a word boundary (word timestamps read this)."""
+        raise NotImplementedError(f"{type(self).__name__} does not map ids to text pieces")
+
     def tf_encode(self, strings: tf.Tensor) -> tf.RaggedTensor:
         """`encode` as TF ops: string `[batch]` -> int32 ids `[batch, (length)]`, no EOS."""
         raise NotImplementedError(f"{type(self).__name__} cannot encode inside a TF graph")
@@ -96,6 +102,9 @@ class ByteTextEncoder(TextEncoder):
     def decode_ids(self, ids: Iterable[int]) -> str:
         data = bytes(i - NUM_RESERVED_IDS for i in ids if i >= NUM_RESERVED_IDS)
         return data.decode("utf-8", errors="replace")
+
+    def token_surfaces(self) -> list[bytes]:
+        return [b""] * NUM_RESERVED_IDS + [bytes([byte]) for byte in range(256)]
 
     def tf_encode(self, strings: tf.Tensor) -> tf.RaggedTensor:
         def byte_ids(single_bytes: tf.Tensor) -> tf.Tensor:
@@ -188,6 +197,16 @@ class SentencePieceEncoder(TextEncoder):
 
     def decode_ids(self, ids: Iterable[int]) -> str:
         return self._processor.decode(list(ids))
+
+    def token_surfaces(self) -> list[bytes]:
+        # SentencePiece writes a word's leading space as U+2581 in its pieces.
+        processor = self._processor
+        return [
+            b""
+            if processor.is_control(i) or processor.is_unknown(i)
+            else processor.id_to_piece(i).replace("\u2581", " ").encode("utf-8")
+            for i in range(self.vocab_size)
+        ]
 
 
 def train_sentencepiece(

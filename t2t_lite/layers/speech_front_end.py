@@ -10,11 +10,13 @@ from t2t_lite.layers.layer_norm import LayerNorm
 _NORM_EPSILON = 1e-6
 # Conv2D blocks of stride 2 in time (and frequency): the 4x time reduction.
 _NUM_STRIDED_BLOCKS = 2
+# Every convolution's extent in time (frames).
+_KERNEL_FRAMES = 3
 
 
 def _strided_size(size: int) -> int:
     """Size of an axis after a VALID kernel-3, stride-2 convolution."""
-    return (size - 3) // 2 + 1
+    return (size - _KERNEL_FRAMES) // 2 + 1
 
 
 def _mask_frames(x, nonpadding):
@@ -119,7 +121,7 @@ class SpeechFrontEnd(keras.layers.Layer):
         self._block_norms = []
         in_channels = channels
         for i in range(_NUM_STRIDED_BLOCKS):
-            block_conv = conv(self.num_filters, (3, 3), (2, 2), f"conv{i + 1}")
+            block_conv = conv(self.num_filters, (_KERNEL_FRAMES, 3), (2, 2), f"conv{i + 1}")
             block_conv.build((None, None, bins, in_channels))
             bins = _strided_size(bins)
             self._block_convs.append(block_conv)
@@ -128,7 +130,7 @@ class SpeechFrontEnd(keras.layers.Layer):
             )
             in_channels = self.num_filters
         self._remaining_bins = bins
-        self._fold_conv = conv(self.hidden_size, (3, bins), (1, 1), "fold_conv")
+        self._fold_conv = conv(self.hidden_size, (_KERNEL_FRAMES, bins), (1, 1), "fold_conv")
         self._fold_conv.build((None, None, bins, self.num_filters))
         self._fold_norm = norm("fold_layer_norm", (None, None, self.hidden_size))
         self.built = True
@@ -183,6 +185,20 @@ class SpeechFrontEnd(keras.layers.Layer):
         for _ in range(_NUM_STRIDED_BLOCKS):
             frames = (frames + 1) // 2
         return frames
+
+    @staticmethod
+    def input_frames_seen(output_index):
+        """The first and last input frame that output frame `output_index` sees.
+
+        The fold sees reduced frames `t .. t+2`, and each stride-2 block's
+        output `t` sees its input's frames `2t .. 2t+2`: output `t` sees input
+        frames `4t .. 4t+14` (int or tensor). Word times place an output
+        frame at the middle of what it sees.
+        """
+        first, last = output_index, output_index + _KERNEL_FRAMES - 1
+        for _ in range(_NUM_STRIDED_BLOCKS):
+            first, last = 2 * first, 2 * last + _KERNEL_FRAMES - 1
+        return first, last
 
     def get_config(self):
         config = super().get_config()

@@ -41,3 +41,14 @@ def test_sentencepiece_trains_and_reloads_by_path(tmp_path):
     assert not list(tmp_path.glob("*.vocab"))  # nothing but the model is left behind
     with pytest.raises(FileNotFoundError, match="run t2t-lite-datagen"):
         SentencePieceEncoder(str(tmp_path / "missing.model"))
+
+
+def test_token_surfaces_join_to_the_decoded_text(tmp_path):
+    texts = [f"the {w} sat on the mat with a {w}" for w in ["cat", "dog", "bird", "fish"]] * 50
+    sentencepiece = train_sentencepiece(texts, str(tmp_path / "spm.model"), vocab_size=40)
+    for encoder in (ByteTextEncoder(), sentencepiece):
+        surfaces = encoder.token_surfaces()
+        assert len(surfaces) == encoder.vocab_size and surfaces[:2] == [b"", b""]
+        for text in ("the dog sat on the mat", "a fish"):
+            joined = b"".join(surfaces[i] for i in encoder.encode(text)).decode("utf-8")
+            assert joined.strip() == encoder.decode(encoder.encode(text)) == text

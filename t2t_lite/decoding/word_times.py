@@ -1,0 +1,184 @@
+"""Word timestamps: when each word of a hypothesis was said, and how sure the model was.
+
+A decoded hypothesis is aligned to the encoder's CTC posteriors
+(`ctc_alignment.ctc_forced_align`); its tokens are grouped into words at the
+spaces of their text (`TextEncoder.token_surfaces`: byte and SentencePiece
+targets alike), and each word gets:
+
+- start: the start of the first encoder frame of its first token;
+- end: the end of the last encoder frame of its last token;
+- confidence: the geometric mean of the CTC posterior of its tokens over
+  the frames the alignment gives them (blank frames between its tokens do
+  not count), in (0, 1].
+
+An encoder frame stands for the 40 ms (4 feature frames) around the middle
+of the audio it sees (`SpeechFrontEnd.input_frames_seen`: 15 feature frames,
+165 ms). CTC posteriors are peaky (a token often fires on one frame, blanks
+around it), so word times are coarser than a phonetic forced aligner's;
+`scripts/word_time_accuracy.py` measures them against the built-in corpus's
+synthesizer word times. A word whose tokens got no frames (the hypothesis
+cannot fit the frames: more tokens than frames) has start and end -1 and
+confidence 0.
+
+Everything is TF ops on padded tensors (no ragged outputs), so it runs in
+the SavedModel's `transcribe_timed` signature and under `tf.function`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import tensorflow as tf
+
+from t2t_lite.data.speech_features import frame_length_samples, frame_step_samples
+from t2t_lite.data.text_encoders import EOS_ID, PAD_ID
+from t2t_lite.decoding.ctc_alignment import ctc_forced_align
+from t2t_lite.hparam import HParams
+from t2t_lite.layers.speech_front_end import SpeechFrontEnd
+
+
+class WordTimes(NamedTuple):
+    """Padded word timestamps of a batch of hypotheses.
+
+    Attributes:
+        words: string `[batch, max_words]`, "" past a row's `num_words`.
+        starts: float32 `[batch, max_words]` seconds.
+        ends: float32 `[batch, max_words]` seconds.
+        confidences: float32 `[batch, max_words]` in [0, 1].
+        num_words: int32 `[batch]`.
+    """
+
+    words: tf.Tensor
+    starts: tf.Tensor
+    ends: tf.Tensor
+    confidences: tf.Tensor
+    num_words: tf.Tensor
+
+
+def word_boundary_tables(surfaces: list[bytes]) -> dict[str, np.ndarray]:
+    """Per-id facts that group tokens into words, from `TextEncoder.token_surfaces`.
+
+    Returns:
+        `{"surface": bytes [vocab], "content": bool, "leading_space": bool,
+        "trailing_space": bool}`: whether an id carries any non-space text,
+        and whether its text starts or ends with a space (a word boundary).
+    """
+    return {
+        "surface": np.array(surfaces, dtype=object),
+        "content": np.array([bool(s.strip()) for s in surfaces]),
+        "leading_space": np.array([s[:1].isspace() for s in surfaces]),
+        "trailing_space": np.array([s[-1:].isspace() for s in surfaces]),
+    }
+
+
+def encoder_frame_seconds(hparams: HParams) -> tuple[float, float]:
+    """`(step, middle)`: seconds between encoder frames, and the middle of
+    encoder frame 0's audio (frame `t`'s middle is `middle + t * step`)."""
+    step = frame_step_samples(hparams)
+    first, last = SpeechFrontEnd.input_frames_seen(0)
+    reduction = SpeechFrontEnd.input_frames_seen(1)[0] - first
+    middle = (first * step + last * step + frame_length_samples(hparams)) / 2
+    rate = hparams.audio_sample_rate
+    return reduction * step / rate, middle / rate
+
+
+def _hypothesis_labels(ids: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    """Decoded ids `[batch, length]` (EOS, then padding) -> labels and counts."""
+    ids = tf.cast(ids, tf.int32)
+    kept = (tf.cumsum(tf.cast(ids == EOS_ID, tf.int32), axis=1) == 0) & (ids != PAD_ID)
+    return tf.where(kept, ids, PAD_ID), tf.reduce_sum(tf.cast(kept, tf.int32), axis=1)
+
+
+class WordTimer:
+    """Word timestamps for hypotheses of one speech model and target vocabulary.
+
+    Args:
+        surfaces: `TextEncoder.token_surfaces()` of the targets.
+        hparams: the run's hparams (`audio_*`: the frame step and window).
+
+    Example:
+    ```python
+    timer = WordTimer(encoder.token_surfaces(), hparams)
+    times = timer(ctc_log_probs, encoded_lengths, ids, offsets)
+    times.words[0, :times.num_words[0]], times.starts[0], times.ends[0]
+    ```
+    """
+
+    def __init__(self, surfaces: list[bytes], hparams: HParams):
+        tables = word_boundary_tables(surfaces)
+        self._surface = tf.constant(tables["surface"], tf.string)
+        self._content = tf.constant(tables["content"])
+        self._leading_space = tf.constant(tables["leading_space"])
+        self._trailing_space = tf.constant(tables["trailing_space"])
+        self.frame_step_seconds, self.first_frame_middle = encoder_frame_seconds(hparams)
+
+    def __call__(self, ctc_log_probs, encoded_lengths, ids, offsets=None) -> WordTimes:
+        """Aligns and groups.
+
+        Args:
+            ctc_log_probs: float32 `[batch, frames, vocab]` CTC log-probabilities.
+            encoded_lengths: int `[batch]` real encoder frames.
+            ids: int `[batch, length]` hypotheses (EOS-terminated, 0-padded).
+            offsets: float `[batch]` seconds added to every time (where the
+                audio the frames came from starts in its recording); 0 if None.
+
+        Returns:
+            `WordTimes`.
+        """
+        labels, label_lengths = _hypothesis_labels(ids)
+        spans = ctc_forced_align(ctc_log_probs, encoded_lengths, labels, label_lengths)
+        batch, length = tf.shape(labels)[0], tf.shape(labels)[1]
+        real = tf.sequence_mask(label_lengths, length)
+        content = tf.gather(self._content, labels) & real
+        # A token starts a word when it has text and a space comes before its
+        # text: at its own start, at the end of the token before, or at the
+        # start of the hypothesis.
+        space_before = tf.pad(
+            tf.gather(self._trailing_space, labels)[:, :-1], [[0, 0], [1, 0]], constant_values=True
+        )
+        starts_word = content & (tf.gather(self._leading_space, labels) | space_before)
+        word_index = tf.cumsum(tf.cast(starts_word, tf.int32), axis=1) - 1
+        num_words = tf.reduce_sum(tf.cast(starts_word, tf.int32), axis=1)
+        # Segments: row b's word w is b * (length + 1) + w; the last one of a
+        # row collects tokens in no word (spaces, padding).
+        in_word = content & (word_index >= 0)
+        segments = tf.range(batch)[:, None] * (length + 1) + tf.where(in_word, word_index, length)
+        count = batch * (length + 1)
+
+        def per_word(reduce, values):
+            result = reduce(tf.reshape(values, [-1]), tf.reshape(segments, [-1]), count)
+            return tf.reshape(result, [batch, length + 1])[:, :length]
+
+        aligned = in_word & (spans.last_frame >= spans.first_frame)
+        frames_on = tf.cast(spans.last_frame - spans.first_frame + 1, tf.float32)
+        frames_on = tf.where(aligned, frames_on, 0.0)
+        big = tf.int32.max
+        first = per_word(tf.math.unsorted_segment_min, tf.where(aligned, spans.first_frame, big))
+        last = per_word(tf.math.unsorted_segment_max, tf.where(aligned, spans.last_frame, -1))
+        log_prob_sum = per_word(tf.math.unsorted_segment_sum, spans.mean_log_prob * frames_on)
+        word_frames = per_word(tf.math.unsorted_segment_sum, frames_on)
+        texts = per_word(tf.strings.unsorted_segment_join, tf.gather(self._surface, labels))
+        texts = tf.strings.unicode_transcode(
+            tf.strings.strip(texts), "UTF-8", "UTF-8", errors="replace"
+        )
+
+        is_word = tf.sequence_mask(num_words, length)
+        timed = is_word & (last >= first)
+        offsets = tf.zeros([batch]) if offsets is None else tf.cast(offsets, tf.float32)
+        half = self.frame_step_seconds / 2
+        step, middle = self.frame_step_seconds, self.first_frame_middle
+
+        def seconds(frame, edge):
+            return offsets[:, None] + middle + tf.cast(frame, tf.float32) * step + edge
+
+        width = tf.reduce_max(tf.concat([num_words, [0]], axis=0))
+        return WordTimes(
+            words=tf.where(is_word, texts, "")[:, :width],
+            starts=tf.where(timed, seconds(first, -half), -1.0)[:, :width],
+            ends=tf.where(timed, seconds(last, half), -1.0)[:, :width],
+            confidences=tf.where(timed, tf.exp(log_prob_sum / tf.maximum(word_frames, 1.0)), 0.0)[
+                :, :width
+            ],
+            num_words=num_words,
+        )

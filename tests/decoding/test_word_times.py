@@ -1,0 +1,80 @@
+"""Tests for t2t_lite.decoding.word_times: tokens grouped into timed words."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_lite.data.speech_features import AUDIO_HPARAMS
+from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder
+from t2t_lite.decoding.word_times import WordTimer, encoder_frame_seconds, word_boundary_tables
+from t2t_lite.hparam import HParams
+
+HPARAMS = HParams(**AUDIO_HPARAMS)
+
+
+def peaky_log_probs(frame_symbols, vocab, p=0.9):
+    """Posteriors whose best symbol at frame t is `frame_symbols[t]` with probability p."""
+    probs = np.full((len(frame_symbols), vocab), (1 - p) / (vocab - 1))
+    probs[np.arange(len(frame_symbols)), frame_symbols] = p
+    return np.log(probs).astype(np.float32)
+
+
+def test_encoder_frames_are_40_ms_centred_on_what_they_see():
+    step, middle = encoder_frame_seconds(HPARAMS)
+    assert step == pytest.approx(0.04)
+    # Frame 0 sees feature frames 0..14: samples 0 .. 14 * 160 + 400.
+    assert middle == pytest.approx((14 * 160 + 400) / 2 / 16000)
+
+
+def test_byte_words_get_their_tokens_frames_and_confidence():
+    encoder = ByteTextEncoder()
+    ids = encoder.encode("hi yo") + [EOS_ID, 0, 0]
+    h, i, space, y, o = ids[:5]
+    # Frames: _ h h i _ space _ y _ o o _ (blank 0)
+    frames = [0, h, h, i, 0, space, 0, y, 0, o, o, 0]
+    log_probs = peaky_log_probs(frames, encoder.vocab_size)[None]
+    timer = WordTimer(encoder.token_surfaces(), HPARAMS)
+    times = timer(log_probs, [len(frames)], [ids], offsets=[1.0])
+    assert times.num_words.numpy().tolist() == [2]
+    assert times.words.numpy().tolist() == [[b"hi", b"yo"]]
+    step, middle = encoder_frame_seconds(HPARAMS)
+    expected_starts = [1.0 + middle + 1 * step - step / 2, 1.0 + middle + 7 * step - step / 2]
+    expected_ends = [1.0 + middle + 3 * step + step / 2, 1.0 + middle + 10 * step + step / 2]
+    np.testing.assert_allclose(times.starts[0], expected_starts, rtol=1e-6)
+    np.testing.assert_allclose(times.ends[0], expected_ends, rtol=1e-6)
+    np.testing.assert_allclose(times.confidences[0], [0.9, 0.9], rtol=1e-5)
+
+
+def test_sentencepiece_style_pieces_start_words_at_their_leading_space():
+    # ids: 0 pad, 1 eos, 2 " the", 3 " ca", 4 "t", 5 " ", 6 "s"
+    surfaces = [b"", b"", b" the", b" ca", b"t", b" ", b"s"]
+    tables = word_boundary_tables(surfaces)
+    assert tables["content"].tolist() == [False, False, True, True, True, False, True]
+    hypothesis = [2, 3, 4, 5, 6, EOS_ID]
+    frames = [2, 0, 3, 4, 0, 5, 6, 0]
+    log_probs = peaky_log_probs(frames, len(surfaces))[None]
+    times = WordTimer(surfaces, HPARAMS)(log_probs, [len(frames)], [hypothesis])
+    assert times.words.numpy().tolist() == [[b"the", b"cat", b"s"]]
+    step, middle = encoder_frame_seconds(HPARAMS)
+    np.testing.assert_allclose(times.starts[0], middle + step * np.array([0, 2, 6]) - step / 2)
+    np.testing.assert_allclose(times.ends[0], middle + step * np.array([0, 3, 6]) + step / 2)
+
+
+def test_batch_rows_pad_and_unalignable_words_are_marked():
+    encoder = ByteTextEncoder()
+    surfaces = encoder.token_surfaces()
+    a, b = encoder.encode("ab")
+    frames = [0, a, 0, b, 0]
+    log_probs = peaky_log_probs(frames, encoder.vocab_size)
+    batch = np.stack([log_probs, log_probs])
+    # Row 0: "ab" in 5 frames; row 1: "a a a" needs 5 tokens + 2 blanks > 2 frames.
+    ids = [encoder.encode("ab") + [EOS_ID, 0, 0, 0], encoder.encode("a a a") + [EOS_ID]]
+    timer = tf.function(WordTimer(surfaces, HPARAMS).__call__)
+    times = timer(batch, [5, 2], ids)
+    assert times.num_words.numpy().tolist() == [1, 3]
+    assert times.words.numpy().tolist() == [[b"ab", b"", b""], [b"a", b"a", b"a"]]
+    assert (times.starts[0, :1] > 0).numpy().all()
+    np.testing.assert_array_equal(times.starts[1], [-1, -1, -1])
+    np.testing.assert_array_equal(times.confidences[1], [0, 0, 0])

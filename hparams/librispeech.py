@@ -148,7 +148,7 @@ def transformer_speech_small() -> HParams:
     ):
         hparams.add_hparam(name, value)
     # Kaldi's and ESPnet's speed perturbation (0.9 / 1.0 / 1.1), on the fly in
-    # training (data/audio_augment.py): it moves pitch and formants as a new
+    # training (data/audio_augment/speed.py): it moves pitch and formants as a new
     # speaker would. Held-out-voice WER 2.4-3.5% in three runs against 4.0%
     # without, for about 0.1 ms of pipeline CPU per utterance; with
     # digital-silence padding too it was 3.9%, so that stays off (README

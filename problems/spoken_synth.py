@@ -5,7 +5,7 @@ with no download:
 
     t2t-lite-datagen --problem=spoken_synth --data_dir=$DATA --tmp_dir=$RAW
 
-`prepare_data` synthesizes the corpus (`t2t_lite.data.spoken_corpus`) into a
+`prepare_data` synthesizes the corpus (`t2t_lite.data.spoken_synth`) into a
 LibriSpeech-layout tree at `$RAW/spoken_synth/LibriSpeech/{train,dev,test,long}/`,
 one speaker per eSpeak voice, and the splits are then read back with the very
 reader the LibriSpeech problems use, so this problem exercises the same path
@@ -30,13 +30,12 @@ from collections.abc import Iterator
 from absl import logging
 
 from t2t_lite import registry
-from t2t_lite.data import spoken_corpus, spoken_plan
-from t2t_lite.data.espeak import EspeakError
 from t2t_lite.data.librispeech_reader import read_librispeech_tree
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError, SplitReport
 from t2t_lite.data.speech_problem import SpeechRecognitionProblem, Utterance
-
-LONG = spoken_plan.LONG  # the split of long recordings (consecutive test utterances)
+from t2t_lite.data.spoken_synth.corpus import build_corpus, corpus_is_complete
+from t2t_lite.data.spoken_synth.espeak import EspeakError
+from t2t_lite.data.spoken_synth.plan import LONG, TEST_VOICES, TRAIN_VOICES, CorpusConfig
 
 
 @registry.register_problem
@@ -59,15 +58,15 @@ class SpokenSynth(SpeechRecognitionProblem):
 
     split_sizes: dict[str, int] = {TRAIN: 5000, EVAL: 200, TEST: 200}
     num_shards = {TRAIN: 4, EVAL: 1, TEST: 1, LONG: 1}
-    train_voices: tuple[str, ...] = spoken_plan.TRAIN_VOICES
-    test_voices: tuple[str, ...] = spoken_plan.TEST_VOICES
+    train_voices: tuple[str, ...] = TRAIN_VOICES
+    test_voices: tuple[str, ...] = TEST_VOICES
     corpus_seed: int = 1234
     long_duration_s: tuple[float, float] = (20.0, 120.0)
     num_workers: int | None = None
 
-    def corpus_config(self) -> spoken_plan.CorpusConfig:
+    def corpus_config(self) -> CorpusConfig:
         """The parameters of this problem's corpus (stored in the tree's marker)."""
-        return spoken_plan.CorpusConfig(
+        return CorpusConfig(
             split_sizes=dict(self.split_sizes),
             train_voices=tuple(self.train_voices),
             test_voices=tuple(self.test_voices),
@@ -84,7 +83,7 @@ class SpokenSynth(SpeechRecognitionProblem):
         del data_dir  # the raw tree goes to tmp_dir; shards are written later
         root = self.corpus_dir(tmp_dir)
         try:
-            summary = spoken_corpus.build_corpus(root, self.corpus_config(), self.num_workers)
+            summary = build_corpus(root, self.corpus_config(), self.num_workers)
         except EspeakError as error:
             raise DataError(f"{self.name}: cannot synthesize the corpus: {error}") from error
         # The long recordings repeat the test audio: not counted twice.
@@ -110,6 +109,6 @@ class SpokenSynth(SpeechRecognitionProblem):
           An iterator of `Utterance`s (16 kHz audio, lower-case transcript).
         """
         root = self.corpus_dir(tmp_dir)
-        if not spoken_corpus.corpus_is_complete(root, self.corpus_config()):
+        if not corpus_is_complete(root, self.corpus_config()):
             self.prepare_data(data_dir, tmp_dir)  # called without generate_data
         yield from read_librispeech_tree(root, [split], report)

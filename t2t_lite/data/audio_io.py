@@ -21,6 +21,8 @@ import scipy.signal
 import soundfile
 
 SAMPLE_RATE = 16000
+# Audio file extensions read, in order of preference when one utterance has both.
+AUDIO_EXTENSIONS = (".flac", ".wav")
 _INT16_SCALE = float(np.iinfo(np.int16).max)  # 32767
 
 
@@ -106,6 +108,27 @@ def _describe(error: Exception) -> str:
     reason = getattr(error, "error_string", None) or str(error)
     reason = reason.strip().removeprefix("Error :").strip().rstrip(".")
     return reason or type(error).__name__
+
+
+def audio_files_under(directory: str) -> list[str]:
+    """The WAV and FLAC files under `directory`, searched recursively, in sorted order.
+
+    Raises:
+      ValueError: `directory` is not a directory, or holds no such file.
+    """
+    if not os.path.isdir(directory):
+        raise ValueError(f"Audio directory {directory!r} does not exist or is not a directory.")
+    found = []
+    for root, dirs, files in os.walk(directory):
+        dirs.sort()
+        found += [
+            os.path.join(root, name)
+            for name in sorted(files)
+            if name.lower().endswith(AUDIO_EXTENSIONS)
+        ]
+    if not found:
+        raise ValueError(f"No .wav or .flac files under {directory!r}.")
+    return found
 
 
 def read_audio(

@@ -3,13 +3,14 @@ for the report a run prints before its first step.
 
 The rule is T2T's: an example is dropped when its inputs are longer than
 `max_input_seq_length`, its targets longer than `max_target_seq_length`, or
-its batching length (`Problem.batch_length`: frames x mel bins for speech)
+its batching length (`Problem.batching_length`: frames x mel bins for speech)
 longer than `max_length`, the last only in training, in static-shape mode or
 with `eval_drop_long_sequences`. A limit of 0 is off.
 
-`length_checks` is that rule. The input pipeline applies it to each example
-in the TF graph; `split_lengths_report` applies it to the per-example lengths
-datagen records in each split's manifest, so that a run says up front how
+`length_checks` is that rule, applied to `checked_lengths`. The input
+pipeline applies it to each example in the TF graph; `split_lengths_report`
+applies it to the per-example lengths datagen records in each split's
+manifest, so that a run says up front how
 many examples and hours of each split it keeps and drops, rather than a
 running "N long examples dropped" that never says what share of the corpus
 that is. The trainer logs the report once and writes it to
@@ -61,12 +62,29 @@ def active_limits(hparams: HParams, mode: str, static: bool) -> dict[str, int]:
     return {reason: limit for reason, limit in limits.items() if limit > 0}
 
 
+def checked_lengths(problem: Problem, sequence_lengths: dict, hparams: HParams) -> dict:
+    """The lengths the rule checks: the sequence lengths plus the batching length.
+
+    Args:
+        problem: the problem whose `batching_length` applies.
+        sequence_lengths: "inputs" (if any) and "targets", from
+            `Problem.sequence_lengths` (one example's scalar tensors) or
+            `Problem.sequence_lengths_from_manifest` (arrays over a split).
+        hparams: the run's hparams.
+
+    Returns:
+        `sequence_lengths` with "batch" added, for `length_checks`.
+    """
+    return {**sequence_lengths, "batch": problem.batching_length(sequence_lengths, hparams)}
+
+
 def length_checks(lengths: dict, limits: dict[str, int]) -> list[tuple[str, object]]:
     """`[(reason, within_limit)]` for each limit that applies to `lengths`.
 
     Args:
         lengths: "inputs" (absent for a language model), "targets" and
-            "batch" lengths: one example's scalar tensors, or arrays of many.
+            "batch" lengths (`checked_lengths`): one example's scalar
+            tensors, or arrays of many.
         limits: from `active_limits`.
 
     Returns:
@@ -121,14 +139,15 @@ def split_lengths_report(
         The split's counts, or None when its manifest records no lengths
         (data written before datagen recorded them).
     """
-    recorded = shards.read_record_lengths(data_dir, problem.name, split)
-    if recorded is None:
+    manifest_lengths = shards.read_manifest_lengths(data_dir, problem.name, split)
+    if manifest_lengths is None:
         return None
+    sequence_lengths = problem.sequence_lengths_from_manifest(manifest_lengths, hparams)
     lengths = {
         name: np.asarray(value)
-        for name, value in problem.lengths_of_records(recorded, hparams).items()
+        for name, value in checked_lengths(problem, sequence_lengths, hparams).items()
     }
-    examples = len(recorded["targets"])
+    examples = len(manifest_lengths["targets"])
     kept = np.ones([examples], bool)
     dropped = {}
     for reason, within in length_checks(lengths, active_limits(hparams, split, static)):
@@ -136,7 +155,7 @@ def split_lengths_report(
         if newly_dropped.any():
             dropped[reason] = int(newly_dropped.sum())
         kept &= ~newly_dropped
-    seconds = problem.record_seconds(recorded)
+    seconds = problem.seconds_from_manifest(manifest_lengths)
     return SplitLengths(
         split=split,
         examples=examples,

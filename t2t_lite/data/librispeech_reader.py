@@ -31,11 +31,10 @@ from collections.abc import Iterator, Sequence
 import soundfile
 
 from t2t_lite.data import audio_io
+from t2t_lite.data.audio_io import AUDIO_EXTENSIONS
 from t2t_lite.data.problem import DataError, SplitReport
 from t2t_lite.data.speech_problem import Utterance
 
-# Audio extensions in order of preference when one utterance has both.
-AUDIO_EXTENSIONS = (".flac", ".wav")
 TRANSCRIPT_SUFFIX = ".trans.txt"
 
 SKIP_CORRUPT_AUDIO = "corrupt audio"

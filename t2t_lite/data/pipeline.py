@@ -30,7 +30,12 @@ import dataclasses
 import tensorflow as tf
 from absl import logging
 
-from t2t_lite.data.length_policy import DROP_REASONS, active_limits, length_checks
+from t2t_lite.data.length_policy import (
+    DROP_REASONS,
+    active_limits,
+    checked_lengths,
+    length_checks,
+)
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError, Problem
 from t2t_lite.hparam import HParams
 
@@ -125,8 +130,7 @@ def _length_filter(problem: Problem, hparams: HParams, mode: str, static: bool, 
     limits = active_limits(hparams, mode, static)
 
     def keep(features):
-        lengths = problem.feature_lengths(features)
-        lengths["batch"] = problem.batch_length(lengths, hparams)
+        lengths = checked_lengths(problem, problem.sequence_lengths(features), hparams)
         ok = tf.constant(True)
         for reason, within in length_checks(lengths, limits):
             if counter is not None:
@@ -151,7 +155,7 @@ def _bucketed_batches(
     limits = tf.constant(scheme.limits, tf.int32)
 
     def bucket_id(features):
-        length = problem.batch_length(problem.feature_lengths(features), hparams)
+        length = problem.batching_length(problem.sequence_lengths(features), hparams)
         return tf.cast(tf.reduce_sum(tf.cast(length >= boundaries, tf.int32)), tf.int64)
 
     def batch_bucket(bucket, window):

@@ -2,14 +2,30 @@
 
 A problem owns its data end to end (TF Model Garden's task split): raw data
 to sharded TFRecords (`generate_data`, run by `t2t-lite-datagen`), records to
-model features (`decode_example`, `preprocess_example`), lengths and batching
-units (`feature_lengths`, `batch_length`, `record_lengths`), its own hparams
-(`add_hparams`), encoders and metrics.
+model features (`decode_example`, `preprocess_example`), the lengths of its
+examples (see "Lengths" below), its own hparams (`add_hparams`), encoders and
+metrics.
 The model and the trainer never look inside the data.
 
 Subclasses implement `generate_examples(data_dir, tmp_dir, split)`, yielding
 dicts ready for `tf.train.Example` (see `t2t_lite.data.shards.to_example`),
 and `example_spec()`; most also override `preprocess_example`.
+
+Lengths, in the units each method's name gives:
+
+    sequence_lengths(features)      one featurized example: "inputs" (tokens,
+                                    or frames for speech) and "targets" (tokens)
+    batching_length(lengths, hp)    T2T's bucketing length from those: the
+                                    longest in tokens; speech frames x mel bins
+    manifest_lengths(example)       one stored example, as datagen records it in
+                                    the manifest (speech: "samples", "targets")
+    sequence_lengths_from_manifest  a split's manifest lengths -> the arrays
+                                    `sequence_lengths` would give, unread
+    seconds_from_manifest           a split's audio seconds per example
+
+The input pipeline applies the length rule to `sequence_lengths` and
+`batching_length`; the length report before a run applies the same rule to
+`sequence_lengths_from_manifest` (`length_policy.checked_lengths`).
 """
 
 from __future__ import annotations
@@ -152,7 +168,7 @@ class Problem:
             shards.remove_manifest(data_dir, self.name, split)
             paths = shards.shard_paths(data_dir, self.name, split, self.num_shards[split])
             examples = self.generate_examples(data_dir, tmp_dir, split, split_report)
-            split_report.written = shards.write_shards(examples, paths, self.record_lengths)
+            split_report.written = shards.write_shards(examples, paths, self.manifest_lengths)
             if split_report.written == 0:
                 for path in paths:
                     tf.io.gfile.remove(path)
@@ -196,15 +212,23 @@ class Problem:
         keep = ("inputs", "targets") if self.has_inputs else ("targets",)
         return {name: example[name] for name in keep}
 
-    def batch_length(self, lengths: dict, hparams: HParams):
-        """Batching length from sequence lengths: T2T's longest feature.
+    def batching_length(self, sequence_lengths: dict, hparams: HParams):
+        """The length bucketing, `batch_size` and `max_length` count: T2T's longest feature.
 
-        `lengths` holds "inputs" (if any) and "targets": one example's scalar
-        tensors or arrays of many (the same rule serves the pipeline and the
-        length report). Speech overrides this to count frames x mel bins.
+        Speech overrides it to count frames x mel bins.
+
+        Args:
+            sequence_lengths: "inputs" (if any) and "targets", as
+                `sequence_lengths` gives them: one example's scalar tensors, or
+                arrays over many (the same rule serves the pipeline and the
+                length report).
+            hparams: the run's hparams.
+
+        Returns:
+            A scalar tensor, or an array over the examples.
         """
         del hparams
-        present = [lengths[name] for name in ("inputs", "targets") if name in lengths]
+        present = [sequence_lengths[n] for n in ("inputs", "targets") if n in sequence_lengths]
         return functools.reduce(tf.maximum, present)
 
     def batch_spec(self, hparams: HParams) -> dict[str, tf.TensorSpec]:
@@ -215,35 +239,43 @@ class Problem:
             spec["inputs"] = tf.TensorSpec([None, None], tf.int32)
         return spec
 
-    def feature_lengths(self, features: dict) -> dict[str, tf.Tensor]:
-        """Sequence lengths checked against max_input/max_target_seq_length."""
+    def sequence_lengths(self, features: dict) -> dict[str, tf.Tensor]:
+        """One featurized example's sequence lengths: "inputs" (if any) and "targets".
+
+        Tokens, or frames for speech inputs: what `max_input_seq_length` and
+        `max_target_seq_length` limit.
+        """
         lengths = {"targets": tf.shape(features["targets"])[0]}
         if "inputs" in features:
             lengths["inputs"] = tf.shape(features["inputs"])[0]
         return lengths
 
-    def record_lengths(self, example: dict) -> dict[str, int]:
-        """What datagen records of one stored example's lengths (in its manifest)."""
+    def manifest_lengths(self, example: dict) -> dict[str, int]:
+        """One stored example's lengths, as datagen records them in the split's manifest.
+
+        Stored units (tokens; PCM samples for a speech waveform), so that
+        featurization hparams can change after datagen.
+        """
         return {name: len(example[name]) for name in ("inputs", "targets") if name in example}
 
-    def lengths_of_records(self, recorded: dict, hparams: HParams) -> dict:
-        """Recorded lengths (arrays over a split) -> `feature_lengths` + "batch".
+    def sequence_lengths_from_manifest(self, manifest_lengths: dict, hparams: HParams) -> dict:
+        """What `sequence_lengths` gives for a split's examples, without reading them.
 
-        What `feature_lengths` and `batch_length` give for the featurized
-        examples, computed without reading them (length_policy's report).
+        Args:
+            manifest_lengths: `{name: array over the split}` of
+                `manifest_lengths` (`shards.read_manifest_lengths`).
+            hparams: the run's hparams (speech frames depend on them).
+
+        Returns:
+            "inputs" (if any) and "targets": arrays over the split.
         """
-        lengths = self.sequence_lengths_of_records(recorded, hparams)
-        lengths["batch"] = self.batch_length(lengths, hparams)
-        return lengths
-
-    def sequence_lengths_of_records(self, recorded: dict, hparams: HParams) -> dict:
-        """Recorded lengths -> what `feature_lengths` gives after featurization."""
         del hparams
-        return {name: recorded[name] for name in ("inputs", "targets") if name in recorded}
+        names = [name for name in ("inputs", "targets") if name in manifest_lengths]
+        return {name: manifest_lengths[name] for name in names}
 
-    def record_seconds(self, recorded: dict):
-        """Seconds of audio per recorded example, or None (not audio)."""
-        del recorded
+    def seconds_from_manifest(self, manifest_lengths: dict):
+        """Seconds of audio of each of a split's examples, or None (not audio)."""
+        del manifest_lengths
         return None
 
     def padded_shapes(self, limit, hparams: HParams) -> dict:

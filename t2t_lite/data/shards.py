@@ -14,7 +14,7 @@ Beside each split's shards, `write_shards` writes a manifest,
      "lengths": {"samples": [...], "targets": [...]}}
 
 `lengths` holds each example's lengths as the problem records them
-(`Problem.record_lengths`), in writing order, so a run can say which
+(`Problem.manifest_lengths`), in writing order, so a run can say which
 examples its length limits keep (`length_policy`) without reading the data.
 
 `check_shards` compares the shards a run is about to read with it, so a
@@ -105,7 +105,7 @@ def to_example(features: dict) -> tf.train.Example:
 def write_shards(
     examples: Iterable[dict],
     paths: list[str],
-    record_lengths: Callable[[dict], dict[str, int]] | None = None,
+    manifest_lengths: Callable[[dict], dict[str, int]] | None = None,
 ) -> int:
     """Writes `examples` round-robin into `paths`, and their manifest.
 
@@ -116,8 +116,8 @@ def write_shards(
     Args:
         examples: dicts for `to_example`.
         paths: the final shard paths, all of one split.
-        record_lengths: example -> named lengths (`Problem.record_lengths`),
-            recorded per example in the manifest for `read_record_lengths`.
+        manifest_lengths: example -> named lengths (`Problem.manifest_lengths`),
+            recorded per example in the manifest for `read_manifest_lengths`.
 
     Returns:
         How many examples were written.
@@ -135,8 +135,8 @@ def write_shards(
             shard = index % len(writers)
             writers[shard].write(to_example(example).SerializeToString())
             counts[shard] += 1
-            if record_lengths is not None:
-                for name, length in record_lengths(example).items():
+            if manifest_lengths is not None:
+                for name, length in manifest_lengths(example).items():
                     lengths.setdefault(name, []).append(int(length))
         for writer in writers:
             writer.close()
@@ -208,7 +208,7 @@ def _read_manifest(path: str) -> tuple[str, dict[str, int]]:
         ) from None
 
 
-def read_record_lengths(data_dir: str, problem_name: str, split: str) -> dict | None:
+def read_manifest_lengths(data_dir: str, problem_name: str, split: str) -> dict | None:
     """The per-example lengths datagen recorded for a split, as int64 arrays.
 
     Returns:

@@ -114,21 +114,25 @@ class SpeechRecognitionProblem(Problem):
             "targets": tf.TensorSpec([None, None], tf.int32),
         }
 
-    def batch_length(self, lengths: dict, hparams: HParams):
+    def batching_length(self, sequence_lengths: dict, hparams: HParams):
         """T2T's speech batching length: frames x mel bins (or targets, if longer)."""
-        return tf.maximum(lengths["inputs"] * hparams.audio_num_mel_bins, lengths["targets"])
+        return tf.maximum(
+            sequence_lengths["inputs"] * hparams.audio_num_mel_bins, sequence_lengths["targets"]
+        )
 
-    def record_lengths(self, example: dict) -> dict[str, int]:
+    def manifest_lengths(self, example: dict) -> dict[str, int]:
+        """PCM samples of the waveform (2 bytes each) and target tokens."""
         return {"samples": len(example["waveform"]) // 2, "targets": len(example["targets"])}
 
-    def sequence_lengths_of_records(self, recorded: dict, hparams: HParams) -> dict:
+    def sequence_lengths_from_manifest(self, manifest_lengths: dict, hparams: HParams) -> dict:
+        """Frames the featurization makes of each waveform's samples, and target tokens."""
         return {
-            "inputs": speech_features.num_frames(recorded["samples"], hparams),
-            "targets": tf.cast(recorded["targets"], tf.int32),
+            "inputs": speech_features.num_frames(manifest_lengths["samples"], hparams),
+            "targets": tf.cast(manifest_lengths["targets"], tf.int32),
         }
 
-    def record_seconds(self, recorded: dict):
-        return np.asarray(recorded["samples"], np.float64) / SAMPLE_RATE
+    def seconds_from_manifest(self, manifest_lengths: dict):
+        return np.asarray(manifest_lengths["samples"], np.float64) / SAMPLE_RATE
 
     def padded_shapes(self, limit, hparams: HParams) -> dict:
         frames = limit // hparams.audio_num_mel_bins  # lengths count frames x bins

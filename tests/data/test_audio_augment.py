@@ -1,4 +1,4 @@
-"""Tests for t2t_lite.data.audio_augment: properties checked against NumPy."""
+"""Tests for the t2t_lite.data.audio_augment package: properties checked against NumPy."""
 
 from __future__ import annotations
 
@@ -7,20 +7,12 @@ import pytest
 import soundfile
 import tensorflow as tf
 
-from t2t_lite.data import audio_augment
-from t2t_lite.data.audio_augment import (
-    AUGMENT_HPARAMS,
-    AugmentConfig,
-    add_noise,
-    augment_waveform,
-    colored_noise,
-    load_noise_bank,
-    load_rir_bank,
-    reverberate,
-    speed_perturb,
-    synthetic_rir,
-    volume_perturb,
-)
+from t2t_lite.data.audio_augment import AUGMENT_HPARAMS, AugmentConfig, augment_waveform
+from t2t_lite.data.audio_augment.noise import add_noise, colored_noise, load_noise_bank
+from t2t_lite.data.audio_augment.reverb import load_rir_bank, reverberate, synthetic_rir
+from t2t_lite.data.audio_augment.speed import speed_perturb
+from t2t_lite.data.audio_augment.volume import volume_perturb
+from t2t_lite.data.audio_augment.waveform import next_fast_length
 from t2t_lite.hparam import HParams
 
 RATE = 16000
@@ -406,7 +398,7 @@ def test_probabilities_apply_to_some_utterances_only():
 
 def test_next_fast_length_is_five_smooth_and_not_smaller():
     for length in [1, 7, 48000, 48017, 60799, 2**20 + 1]:
-        fast = int(audio_augment._next_fast_length(tf.constant(length)))
+        fast = int(next_fast_length(tf.constant(length)))
         assert fast >= length and fast < length * 1.1 + 2
         for prime in (2, 3, 5):
             while fast % prime == 0:

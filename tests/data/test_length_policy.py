@@ -97,7 +97,7 @@ def _one_pass(problem, data_dir, hparams, mode=TRAIN):
 
 def test_manifest_records_each_examples_samples_and_target_length(shaped_data):
     problem, data_dir = shaped_data
-    recorded = shards.read_record_lengths(data_dir, problem.name, TRAIN)
+    recorded = shards.read_manifest_lengths(data_dir, problem.name, TRAIN)
     assert sorted(recorded["samples"]) == [int(s * 16000) for s in TRAIN_SECONDS]
     records = list(
         shards.read_examples(

@@ -1,4 +1,4 @@
-"""Tests for t2t_lite.data.spoken_audio: rendering plans into noisy speech."""
+"""Tests for t2t_lite.data.spoken_synth.audio: rendering plans into noisy speech."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from t2t_lite.data import spoken_audio, spoken_plan
-from t2t_lite.data.espeak import EspeakSynthesizer
+from t2t_lite.data.spoken_synth import audio as spoken_audio
+from t2t_lite.data.spoken_synth import plan as spoken_plan
+from t2t_lite.data.spoken_synth.espeak import EspeakSynthesizer
 
 
 @pytest.fixture(scope="module")

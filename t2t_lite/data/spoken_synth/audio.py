@@ -1,12 +1,12 @@
 """The audio of the spoken corpus: plans rendered into noisy 16 kHz speech.
 
-`render_utterance` speaks an `UtterancePlan` (`spoken_plan`) with eSpeak NG at
+`render_utterance` speaks an `UtterancePlan` (`plan`) with eSpeak NG at
 22.05 kHz, resamples it to 16 kHz, peak-normalizes it, pads it with silence
 and mixes in white or pink noise at the planned SNR. Each utterance's noise
 comes from its own seed, so worker count and order never change a sample.
 `join_with_pauses` makes a long recording of test utterances: their samples
 exactly, joined with pauses of quiet white noise. Nothing here writes files
-(`spoken_corpus` does).
+(`corpus` does).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import scipy.fft
 
 from t2t_lite.data import audio_io
 from t2t_lite.data.audio_io import SAMPLE_RATE
-from t2t_lite.data.espeak import EspeakSynthesizer
-from t2t_lite.data.spoken_plan import CorpusConfig, UtterancePlan
+from t2t_lite.data.spoken_synth.espeak import EspeakSynthesizer
+from t2t_lite.data.spoken_synth.plan import CorpusConfig, UtterancePlan
 
 PEAK_LEVEL = 0.7  # speech peak before noise: headroom so noise never clips
 
@@ -53,7 +53,7 @@ def render_utterance(plan: UtterancePlan, synthesizer: EspeakSynthesizer) -> np.
       float32 mono samples at 16 kHz in [-1, 1]; identical for identical plans.
 
     Example:
-      >>> from t2t_lite.data.spoken_plan import plan_corpus
+      >>> from t2t_lite.data.spoken_synth.plan import plan_corpus
       >>> plan = plan_corpus(CorpusConfig(split_sizes={"test": 1}))["test"][0]
       >>> with EspeakSynthesizer() as synthesizer:  # doctest: +SKIP
       ...     waveform = render_utterance(plan, synthesizer)

@@ -3,16 +3,16 @@
 The built-in `spoken_synth` problem trains and decodes speech recognition end
 to end with no download. `build_corpus` makes its raw data in stages:
 
-1. **Text** (`spoken_grammar`): sentences from a small grammar of commands
+1. **Text** (`grammar`): sentences from a small grammar of commands
    and statements, every word with one spelling for its sound.
-2. **Plan** (`spoken_plan`): each utterance's sentence, voice, speaking
+2. **Plan** (`plan`): each utterance's sentence, voice, speaking
    rate, pitch, noise and silences, drawn from seeded RNGs in the main
    process, so the whole corpus is a function of `CorpusConfig` alone.
-3. **Audio** (`spoken_audio`): each plan spoken by eSpeak NG, resampled to
+3. **Audio** (`audio`): each plan spoken by eSpeak NG, resampled to
    16 kHz, padded and mixed with noise. Utterances are rendered here in
    parallel, one eSpeak NG helper process per worker.
-4. **Long recordings** (`partition_long` in `spoken_plan`, `join_with_pauses`
-   in `spoken_audio`): the `long` subset, for long-form transcription. All
+4. **Long recordings** (`partition_long` in `plan`, `join_with_pauses`
+   in `audio`): the `long` subset, for long-form transcription. All
    test utterances, in order, are cut into runs of `long_duration_s`; each
    run's FLACs, read back from the test subset (the very same samples), are
    joined with noisy pauses. Its transcript is the components' transcripts
@@ -54,9 +54,9 @@ from absl import logging
 
 from t2t_lite.data import audio_io
 from t2t_lite.data.audio_io import SAMPLE_RATE
-from t2t_lite.data.espeak import EspeakSynthesizer
-from t2t_lite.data.spoken_audio import join_with_pauses, render_utterance
-from t2t_lite.data.spoken_plan import (
+from t2t_lite.data.spoken_synth.audio import join_with_pauses, render_utterance
+from t2t_lite.data.spoken_synth.espeak import EspeakSynthesizer
+from t2t_lite.data.spoken_synth.plan import (
     LONG,
     CorpusConfig,
     LongRecording,

@@ -1,11 +1,11 @@
 """What the spoken corpus holds, decided before any audio exists.
 
 `CorpusConfig` is everything that determines the corpus. `plan_corpus` gives
-each utterance of train, dev and test its sentence (`spoken_grammar`), voice,
+each utterance of train, dev and test its sentence (`grammar`), voice,
 speaking rate, pitch, noise and silences from seeded RNGs, in the main
 process, so the whole corpus is a function of the config alone, whatever the
-number and order of the workers that render it (`spoken_audio`) into a tree
-(`spoken_corpus`). `partition_long` and `plan_long` then cut the rendered
+number and order of the workers that render it (`audio`) into a tree
+(`corpus`). `partition_long` and `plan_long` then cut the rendered
 test utterances, in order, into the recordings of the `long` subset.
 
 Plans carry their LibriSpeech names: one speaker id per voice, chapters of
@@ -26,9 +26,9 @@ import random
 from collections.abc import Mapping, Sequence
 
 from t2t_lite.data.audio_io import SAMPLE_RATE
-from t2t_lite.data.spoken_grammar import grammar_fingerprint, make_sentence
+from t2t_lite.data.spoken_synth.grammar import grammar_fingerprint, make_sentence
 
-# Bump when the audio (`spoken_audio`) or the tree (`spoken_corpus`) changes,
+# Bump when the audio (`audio`) or the tree (`corpus`) changes,
 # to rebuild old trees.
 FORMAT_VERSION = 2
 LONG = "long"  # the subset of long recordings made of consecutive test utterances

@@ -1,4 +1,4 @@
-"""Tests for t2t_lite.data.spoken_plan: what the spoken corpus holds, before audio."""
+"""Tests for t2t_lite.data.spoken_synth.plan: what the spoken corpus holds, before audio."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from t2t_lite.data import spoken_plan
+from t2t_lite.data.spoken_synth import plan as spoken_plan
 
 
 def test_plan_is_deterministic_and_seeded():

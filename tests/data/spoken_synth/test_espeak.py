@@ -1,4 +1,4 @@
-"""Tests for t2t_lite.data.espeak: offline eSpeak NG synthesis (no network)."""
+"""Tests for t2t_lite.data.spoken_synth.espeak: offline eSpeak NG synthesis (no network)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from t2t_lite.data import espeak
+from t2t_lite.data.spoken_synth import espeak
 
 
 @pytest.fixture(scope="module")

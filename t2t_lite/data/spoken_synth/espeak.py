@@ -41,7 +41,7 @@ import weakref
 
 import numpy as np
 
-from t2t_lite.data import espeak_helper
+from t2t_lite.data.spoken_synth import espeak_helper
 
 # speak_lib.h facts the caller checks and decodes (the helper owns the rest).
 RATE_MIN_WPM, RATE_MAX_WPM = 80, 450  # espeakRATE_MINIMUM / _MAXIMUM

@@ -1,4 +1,4 @@
-"""Tests for t2t_lite.data.spoken_corpus: eSpeak NG speech in a LibriSpeech tree.
+"""Tests for t2t_lite.data.spoken_synth.corpus: eSpeak NG speech in a LibriSpeech tree.
 
 Every tree here is tiny (a few dozen utterances of real synthesized audio).
 """
@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 import soundfile
 
-from t2t_lite.data import spoken_corpus, spoken_plan
-from t2t_lite.data.espeak import UnknownVoiceError
+from t2t_lite.data.spoken_synth import corpus as spoken_corpus
+from t2t_lite.data.spoken_synth import plan as spoken_plan
+from t2t_lite.data.spoken_synth.espeak import UnknownVoiceError
 
 TINY_SIZES = {"train": 16, "dev": 4, "test": 4}
 TINY_LONG_S = (2.0, 6.0)  # long recordings of 2-6 s: a few test utterances each

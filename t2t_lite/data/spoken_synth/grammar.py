@@ -1,4 +1,4 @@
-"""The sentence grammar of the built-in spoken corpus (`spoken_corpus`).
+"""The sentence grammar of the built-in spoken corpus (`corpus`).
 
 `make_sentence` draws commands and statements ("move the red cup on the
 table", "wait five minutes") from a small grammar of templates over short,

@@ -1,11 +1,11 @@
-"""Tests for t2t_lite.data.spoken_grammar: the sentences of the spoken corpus."""
+"""Tests for t2t_lite.data.spoken_synth.grammar: the sentences of the spoken corpus."""
 
 from __future__ import annotations
 
 import random
 import re
 
-from t2t_lite.data import spoken_grammar
+from t2t_lite.data.spoken_synth import grammar as spoken_grammar
 
 
 def test_vocabulary_is_large_lower_case_and_free_of_homophones():

@@ -1,0 +1,32 @@
+"""Waveform augmentation for speech training, on the fly, as pure TensorFlow ops.
+
+Speed perturbation (Kaldi's and ESPnet's 0.9 / 1.0 / 1.1), volume
+perturbation, additive noise at a random SNR and reverberation by a room
+impulse response, each a function of one utterance: float32 `[samples]` in
+[-1, 1] (16 kHz by default) in, float32 `[samples']` in [-1, 1] out. They run
+inside `tf.data` maps and `tf.function`s with unknown lengths, so augmented
+copies never touch the disk, and all randomness comes from stateless draws
+keyed by an int `[2]` seed: the same seed gives the same output (the
+per-example seeds of the input pipeline make a run repeatable under
+`--random_seed`).
+
+What the input pipeline uses is imported from here:
+
+    config = AugmentConfig.from_hparams(hparams)     # AUGMENT_HPARAMS names
+    if training and config.enabled:
+        waveform = augment_waveform(waveform, config, seed=example_seed)
+
+One module per augmentation, each usable alone:
+
+    speed.py     speed_perturb: band-limited resampling by a random factor
+    volume.py    volume_perturb: a random gain
+    noise.py     colored_noise, add_noise, load_noise_bank
+    reverb.py    synthetic_rir, reverberate, load_rir_bank
+    config.py    AUGMENT_HPARAMS, AugmentConfig, augment_waveform
+    draws.py     the stateless seed splits, uniform draws and coins
+    waveform.py  the input check, clipping and fast FFT lengths they share
+"""
+
+from t2t_lite.data.audio_augment.config import AUGMENT_HPARAMS, AugmentConfig, augment_waveform
+
+__all__ = ["AUGMENT_HPARAMS", "AugmentConfig", "augment_waveform"]

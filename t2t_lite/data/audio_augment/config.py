@@ -1,0 +1,229 @@
+"""The augmentation hparams, their config, and the chain that applies them.
+
+`AUGMENT_HPARAMS` are the `aug_*` hparams a speech problem adds;
+`AugmentConfig.from_hparams` reads them; `augment_waveform` applies what the
+config enables (speed, reverberation, noise, volume), each from its own
+stateless draws, so the same seed gives the same output.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import tensorflow as tf
+
+from t2t_lite.data.audio_augment.draws import coin, split_seed
+from t2t_lite.data.audio_augment.noise import add_noise, cached_noise_bank
+from t2t_lite.data.audio_augment.reverb import cached_rir_bank, reverberate
+from t2t_lite.data.audio_augment.speed import speed_fraction, speed_perturb
+from t2t_lite.data.audio_augment.volume import volume_perturb
+from t2t_lite.data.audio_augment.waveform import as_waveform
+from t2t_lite.data.audio_features import _stateless_seed
+from t2t_lite.data.audio_io import SAMPLE_RATE
+
+# The hparams that drive `augment_waveform` (through `AugmentConfig.from_hparams`),
+# all off by default. HParams types are fixed by the default value and an empty
+# list would be typed "list of str" (and JSON could not say otherwise), so "off"
+# is written [1.0] for the speed factors and [0.0, 0.0] for the volume range.
+AUGMENT_HPARAMS = {
+    # Speed perturbation: one factor drawn uniformly per utterance (include 1.0
+    # to leave some unchanged); [1.0] is off. Kaldi/ESPnet: [0.9, 1.0, 1.1].
+    "aug_speed_factors": [1.0],
+    "aug_speed_prob": 1.0,
+    # Volume perturbation: gain drawn uniformly in [min, max] dB; [0, 0] is off.
+    "aug_volume_db": [0.0, 0.0],
+    "aug_volume_prob": 1.0,
+    # Additive noise at an SNR drawn uniformly in [min, max] dB, from the WAV/FLAC
+    # files under aug_noise_dir, or generated white/pink/brown noise if "".
+    "aug_noise_prob": 0.0,
+    "aug_noise_snr_db": [5.0, 20.0],
+    "aug_noise_dir": "",
+    # Reverberation by room impulse responses under aug_rir_dir, or synthetic
+    # ones (RT60 0.2-0.8 s) if "".
+    "aug_reverb_prob": 0.0,
+    "aug_rir_dir": "",
+}
+
+_AUGMENT_TAG = 0x417567  # "Aug": augment_waveform's stream, apart from dither's
+
+
+def _float_pair(name: str, value) -> tuple[float, float]:
+    values = tuple(float(v) for v in value)
+    if len(values) != 2 or values[0] > values[1]:
+        raise ValueError(f"{name} must be [min, max] with min <= max, got {list(value)}.")
+    return values
+
+
+def _probability(name: str, value) -> float:
+    value = float(value)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be a probability in [0, 1], got {value}.")
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class AugmentConfig:
+    """Which waveform augmentations `augment_waveform` applies, and how.
+
+    Fields mirror `AUGMENT_HPARAMS` without the `aug_` prefix; the defaults
+    turn everything off. Lists are stored as tuples, so a config is hashable.
+
+    Example:
+      >>> config = AugmentConfig(speed_factors=(0.9, 1.0, 1.1), noise_prob=0.5)
+      >>> config.enabled, config.reverb_enabled
+      (True, False)
+    """
+
+    speed_factors: tuple[float, ...] = (1.0,)
+    speed_prob: float = 1.0
+    volume_db: tuple[float, float] = (0.0, 0.0)
+    volume_prob: float = 1.0
+    noise_prob: float = 0.0
+    noise_snr_db: tuple[float, float] = (5.0, 20.0)
+    noise_dir: str = ""
+    reverb_prob: float = 0.0
+    rir_dir: str = ""
+    sample_rate: int = SAMPLE_RATE
+
+    def __post_init__(self):
+        set_field = functools.partial(object.__setattr__, self)
+        # An empty list (off) may come back from JSON typed as strings.
+        factors = tuple(float(f) for f in self.speed_factors) or (1.0,)
+        for factor in factors:
+            speed_fraction(factor)
+        set_field("speed_factors", factors)
+        set_field("volume_db", _float_pair("volume_db", self.volume_db))
+        set_field("noise_snr_db", _float_pair("noise_snr_db", self.noise_snr_db))
+        for name in ("speed_prob", "volume_prob", "noise_prob", "reverb_prob"):
+            set_field(name, _probability(name, getattr(self, name)))
+        set_field("sample_rate", int(self.sample_rate))
+
+    @property
+    def speed_enabled(self) -> bool:
+        return self.speed_prob > 0 and any(f != 1.0 for f in self.speed_factors)
+
+    @property
+    def volume_enabled(self) -> bool:
+        return self.volume_prob > 0 and self.volume_db != (0.0, 0.0)
+
+    @property
+    def noise_enabled(self) -> bool:
+        return self.noise_prob > 0
+
+    @property
+    def reverb_enabled(self) -> bool:
+        return self.reverb_prob > 0
+
+    @property
+    def enabled(self) -> bool:
+        """Whether any augmentation is on."""
+        return any(
+            (
+                self.speed_enabled,
+                self.volume_enabled,
+                self.noise_enabled,
+                self.reverb_enabled,
+            )
+        )
+
+    @classmethod
+    def from_hparams(cls, hparams) -> AugmentConfig:
+        """The config that `hparams` asks for; missing `aug_*` hparams take
+        `AUGMENT_HPARAMS`' defaults (off), `sample_rate` is `audio_sample_rate`.
+
+        Example:
+          >>> from t2t_lite.hparam import HParams
+          >>> hparams = HParams(**AUGMENT_HPARAMS).parse("aug_volume_db=[-6,6]")
+          >>> AugmentConfig.from_hparams(hparams).volume_db
+          (-6.0, 6.0)
+        """
+
+        def get(name):
+            return hparams.get(name, AUGMENT_HPARAMS[name])
+
+        return cls(
+            speed_factors=tuple(get("aug_speed_factors")),
+            speed_prob=get("aug_speed_prob"),
+            volume_db=tuple(get("aug_volume_db")),
+            volume_prob=get("aug_volume_prob"),
+            noise_prob=get("aug_noise_prob"),
+            noise_snr_db=tuple(get("aug_noise_snr_db")),
+            noise_dir=get("aug_noise_dir"),
+            reverb_prob=get("aug_reverb_prob"),
+            rir_dir=get("aug_rir_dir"),
+            sample_rate=hparams.get("audio_sample_rate", SAMPLE_RATE),
+        )
+
+
+def _maybe(apply_seed, probability: float, augment, waveform: tf.Tensor) -> tf.Tensor:
+    """`augment()` with `probability`, else `waveform` (no coin when it is 1)."""
+    if probability >= 1.0:
+        return augment()
+    return tf.cond(coin(apply_seed, probability), augment, lambda: waveform)
+
+
+def augment_waveform(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
+    """Applies the augmentations `config` enables: speed, reverb, noise, volume.
+
+    In that order (the room reverberates the speaker, noise is added in the
+    room, the recording level changes last), each with its own probability
+    and its own sub-seed. The seed is first folded with a fixed tag, so the
+    pipeline's per-example seed can be passed as it is, without correlating
+    with the dither or SpecAugment draws it also keys. Noise and impulse
+    response directories are read once per process (cached) when the
+    function is traced. Use it in training only.
+
+    Args:
+      waveform: float32 `[samples]`, one utterance in [-1, 1].
+      config: an `AugmentConfig` (e.g. `AugmentConfig.from_hparams(hparams)`).
+      seed: an int `[2]` seed or a Python int; None draws a fresh one.
+
+    Returns:
+      float32 `[samples']` in [-1, 1] (`samples'` differs after speed
+      perturbation); the input itself when `config` enables nothing.
+
+    Example:
+      >>> config = AugmentConfig(speed_factors=(1.1,), volume_db=(-3.0, 3.0))
+      >>> augment_waveform(tf.zeros([16000]), config, seed=[1, 2]).shape
+      TensorShape([14545])
+    """
+    waveform = as_waveform(waveform)
+    if not config.enabled:
+        return waveform
+    tagged = tf.random.fold_in(_stateless_seed(seed), _AUGMENT_TAG)
+    seeds = split_seed(tagged, 8)
+    rate = config.sample_rate
+    if config.speed_enabled:
+        waveform = _maybe(
+            seeds[0],
+            config.speed_prob,
+            functools.partial(speed_perturb, waveform, config.speed_factors, seeds[1]),
+            waveform,
+        )
+    if config.reverb_enabled:
+        rir_bank = cached_rir_bank(config.rir_dir, rate) if config.rir_dir else None
+        waveform = _maybe(
+            seeds[2],
+            config.reverb_prob,
+            functools.partial(reverberate, waveform, rir_bank, seeds[3], rate),
+            waveform,
+        )
+    if config.noise_enabled:
+        noise_bank = cached_noise_bank(config.noise_dir, rate) if config.noise_dir else None
+        low, high = config.noise_snr_db
+        waveform = _maybe(
+            seeds[4],
+            config.noise_prob,
+            functools.partial(add_noise, waveform, noise_bank, low, high, seeds[5], rate),
+            waveform,
+        )
+    if config.volume_enabled:
+        low, high = config.volume_db
+        waveform = _maybe(
+            seeds[6],
+            config.volume_prob,
+            functools.partial(volume_perturb, waveform, low, high, seeds[7]),
+            waveform,
+        )
+    return waveform

@@ -2,7 +2,7 @@
 
 `transformer_algorithmic_tiny` is t2t-lite's own set, sized so that
 `algorithmic_reverse_binary40` trains to exact reversal on two CPU cores
-in minutes (README, "Hparams sets", has the measurements).
+in minutes (`docs/benchmarks.md` has the measurements).
 """
 
 from t2t_lite import registry

@@ -107,7 +107,7 @@ def transformer_speech_small() -> HParams:
     hidden, 4 encoder and 2 decoder layers, conv_relu_conv FFNs as in v2, a
     front end of 64 channels, and mild SpecAugment for unheard voices.
     Two departures from T2T's recipe make it learn in a few thousand steps
-    (measured on `spoken_synth`; README "Hparams sets"): a lower peak
+    (measured on `spoken_synth`; `docs/benchmarks.md`): a lower peak
     learning rate (constant 0.5: 2e-3 at step 500, where T2T's 2.0 gives
     8e-3, at which the decoder settled on the transcripts' language model
     and never used the audio), and an auxiliary CTC loss on the encoder
@@ -123,8 +123,8 @@ def transformer_speech_small() -> HParams:
     hparams.ffn_layer = "conv_relu_conv"
     hparams.conv_first_kernel = 3
     # 64 front-end channels instead of T2T's 128: the front end's second
-    # convolution was most of the step; this halves the step's time (README
-    # "Hparams sets" has the WER).
+    # convolution was most of the step; this halves the step's time
+    # (`docs/benchmarks.md` has the WER).
     hparams.speech_front_end_filters = 64
     # 160,000 frames x mel bins ~ 20 s of audio per batch.
     hparams.batch_size = 160000
@@ -138,7 +138,7 @@ def transformer_speech_small() -> HParams:
     # of up to 27 bins and 100 frames): 2 frequency masks of up to 15 of the
     # 80 bins and 2 time masks of up to 20 frames (at most 20% of the
     # utterance). It slows the dev loss but carries over to an unheard voice:
-    # held-out WER 3.2% instead of 5.1% after 3,000 steps (README).
+    # held-out WER 3.2% instead of 5.1% after 3,000 steps (`docs/benchmarks.md`).
     for name, value in (
         ("specaugment_freq_masks", 2),
         ("specaugment_freq_mask_width", 15),
@@ -151,7 +151,7 @@ def transformer_speech_small() -> HParams:
     # training (data/audio_augment/speed.py): it moves pitch and formants as a new
     # speaker would. Held-out-voice WER 2.4-3.5% in three runs against 4.0%
     # without, for about 0.1 ms of pipeline CPU per utterance; with
-    # digital-silence padding too it was 3.9%, so that stays off (README
-    # "Augmentation").
+    # digital-silence padding too it was 3.9%, so that stays off
+    # (`docs/benchmarks.md`, "Augmentation").
     hparams.add_hparam("aug_speed_factors", [0.9, 1.0, 1.1])
     return hparams

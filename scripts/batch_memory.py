@@ -12,7 +12,8 @@ backward pass, gradients, workspace). float32, TF's CPU kernels, no XLA.
     python scripts/batch_memory.py --hparams_set=transformer_librispeech_tpu \\
         --shapes=16x1550,6x3600
 
-Prints one line per shape; README "Long utterances" quotes its output.
+Prints one line per shape; `docs/benchmarks.md` ("Memory of a LibriSpeech
+batch") quotes its output.
 """
 
 from __future__ import annotations

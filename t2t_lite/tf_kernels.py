@@ -9,8 +9,8 @@ def tf_uses_onednn() -> bool:
     """Whether TensorFlow runs this process's CPU ops as oneDNN kernels.
 
     `TF_ENABLE_ONEDNN_OPTS` decides; unset, TensorFlow on Linux turns them on
-    for CPUs with AVX512_VNNI, AVX512_BF16, AVX_VNNI or AMX (this project's
-    Intel Xeon) and off for others (its AVX2-only AMD EPYC). False where
+    for CPUs with AVX512_VNNI, AVX512_BF16, AVX_VNNI or AMX (an Intel Xeon
+    with AMX, say) and off for others (an AVX2-only AMD EPYC). False where
     TensorFlow does not say.
     """
     try:

@@ -203,7 +203,7 @@ def write_flac(
       sample_rate: the sample rate to record in the file, in Hz.
 
     Example:
-      >>> write_flac("/tmp/tone.flac", np.zeros(16000, np.float32))  # doctest: +SKIP
+      >>> write_flac("tone.flac", np.zeros(16000, np.float32))  # doctest: +SKIP
     """
     path = os.fspath(path)
     waveform = np.asarray(waveform)

@@ -53,8 +53,9 @@ class _TapConv1D(keras.layers.Layer):
         y[t] = (b + sum_i x[t + first + i] @ W[i]) * k**-0.5
 
     Deliberate difference: T2T's code feeds tap 0 the unshifted input
-    (`... if i else inputs`; tensor2tensor issue #1764), so offset `first`
-    is never read and offset 0 is read twice: a width-9 encoder FFN never
+    (`... if i else inputs`, as
+    https://github.com/tensorflow/tensor2tensor/issues/1764 reports), so
+    offset `first` is never read and offset 0 is read twice: a width-9 encoder FFN never
     sees t-4 and the decoder's never sees t-8. Its docstring and every other
     conv1d mean the window above, which is what runs here; the scale, the
     per-tap initialization and the single bias, which set the optimization

@@ -2,7 +2,7 @@
 
 Without AVX512_BF16 or AMX-BF16, oneDNN emulates bfloat16 with conversions
 around float32 arithmetic: `activation_dtype=bfloat16` then trains slower than
-float32 (0.19x on an AVX2-only AMD EPYC, 2026-11-24, `scripts/bench.py`),
+float32 (0.19x on an AVX2-only AMD EPYC in `scripts/bench.py`),
 while on a CPU with those units it trains faster (1.35x on an AVX-512-BF16
 EPYC). The trainer warns in the first case.
 """

@@ -35,7 +35,7 @@ to end with no download. `build_corpus` makes its raw data in stages:
 
 Example:
     >>> config = CorpusConfig(split_sizes={"train": 40, "dev": 8, "test": 8})
-    >>> summary = build_corpus("/tmp/spoken", config)  # doctest: +SKIP
+    >>> summary = build_corpus("spoken", config)  # doctest: +SKIP
     >>> summary.utterances["train"]  # doctest: +SKIP
     40
 """
@@ -138,7 +138,7 @@ def read_long_recordings(root: str) -> dict[str, list[str]]:
     """Long recording id -> its test utterance ids, in order, from a built tree.
 
     Example:
-      >>> read_long_recordings("/tmp/spoken")  # doctest: +SKIP
+      >>> read_long_recordings("spoken")  # doctest: +SKIP
       {'901-4-0000': ['901-3-0000', '901-3-0001', ...], ...}
     """
     with open(os.path.join(root, LONG_MAPPING_NAME), encoding="utf-8") as mapping_file:
@@ -231,7 +231,7 @@ def build_corpus(root: str, config: CorpusConfig, num_workers: int | None = None
       EspeakError: eSpeak NG is missing, or a voice does not exist.
 
     Example:
-      >>> build_corpus("/tmp/spoken", CorpusConfig())  # doctest: +SKIP
+      >>> build_corpus("spoken", CorpusConfig())  # doctest: +SKIP
       CorpusSummary(utterances={"train": 5000, ...}, ..., reused=False)
     """
     root = os.path.abspath(root)

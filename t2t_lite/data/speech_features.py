@@ -97,7 +97,7 @@ def featurize_batch(
 
     Example:
     >>> hparams = HParams(**AUDIO_HPARAMS)
-    >>> features, lengths = featurize_batch(tf.zeros([2, 16000]), [16000, 8000], hparams)
+    >>> features, lengths = featurize_batch(tf.fill([2, 16000], 0.1), [16000, 8000], hparams)
     >>> features.shape, lengths.numpy()
     (TensorShape([2, 100, 80, 3]), array([100,  50], dtype=int32))
     """

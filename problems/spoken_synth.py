@@ -20,11 +20,18 @@ every test utterance again, consecutive ones joined with 0.5 s noisy pauses
 into recordings of 20-120 s; `$RAW/spoken_synth/long_recordings.json` maps
 each to its test utterance ids). Targets are bytes, as for LibriSpeech. The
 trainer reads train and dev only.
+
+Word times: when each word of every utterance (every split, `long`
+included) is said, measured at synthesis (`word_times`), are in
+`$RAW/spoken_synth/word_times.json` and copied beside the shards as
+`$DATA/spoken_synth-word_times.json`: `{utterance id: [[word, start_s,
+end_s], ...]}`, the ground truth for word timestamps.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 
 from absl import logging
@@ -33,7 +40,7 @@ from t2t_lite import registry
 from t2t_lite.data.librispeech_reader import read_librispeech_tree
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError, SplitReport
 from t2t_lite.data.speech_problem import SpeechRecognitionProblem, Utterance
-from t2t_lite.data.spoken_synth.corpus import build_corpus, corpus_is_complete
+from t2t_lite.data.spoken_synth.corpus import WORD_TIMES_NAME, build_corpus, corpus_is_complete
 from t2t_lite.data.spoken_synth.espeak import EspeakError
 from t2t_lite.data.spoken_synth.plan import LONG, TEST_VOICES, TRAIN_VOICES, CorpusConfig
 
@@ -78,9 +85,24 @@ class SpokenSynth(SpeechRecognitionProblem):
         """Where the LibriSpeech-layout tree lives: `tmp_dir/<problem name>`."""
         return os.path.join(tmp_dir, self.name)
 
+    def word_times_path(self, data_dir: str) -> str:
+        """Where `prepare_data` copies the corpus' word times, beside the shards.
+
+        The file is the tree's `word_times.json`: read it with
+        `word_times.load_word_times`.
+
+        Example:
+          >>> SpokenSynth().word_times_path("/data")
+          '/data/spoken_synth-word_times.json'
+        """
+        return os.path.join(data_dir, f"{self.name}-{WORD_TIMES_NAME}")
+
     def prepare_data(self, data_dir: str, tmp_dir: str) -> None:
-        """Synthesizes the corpus tree unless a complete one with the same parameters exists."""
-        del data_dir  # the raw tree goes to tmp_dir; shards are written later
+        """Synthesizes the corpus tree unless a complete one with the same parameters exists.
+
+        The raw tree goes to `tmp_dir`; its word times are copied into
+        `data_dir` (when given), where the shards are written later.
+        """
         root = self.corpus_dir(tmp_dir)
         try:
             summary = build_corpus(root, self.corpus_config(), self.num_workers)
@@ -93,6 +115,12 @@ class SpokenSynth(SpeechRecognitionProblem):
             self.name, "kept the" if summary.reused else "synthesized the", root,
             summary.utterances, hours,
         )  # fmt: skip
+        if data_dir:
+            # Copied then renamed, so a reader never sees half a file.
+            target = self.word_times_path(data_dir)
+            os.makedirs(data_dir, exist_ok=True)
+            shutil.copyfile(os.path.join(root, WORD_TIMES_NAME), target + ".incomplete")
+            os.replace(target + ".incomplete", target)
 
     def utterances(
         self, data_dir: str, tmp_dir: str, split: str, report: SplitReport

@@ -14,6 +14,7 @@ from t2t_lite import registry
 from t2t_lite.data.problem import DataError
 from t2t_lite.data.spoken_synth import corpus as spoken_corpus
 from t2t_lite.data.spoken_synth.espeak import EspeakError
+from t2t_lite.data.spoken_synth.word_times import load_word_times
 from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder
 from t2t_lite.problems.spoken_synth import SpokenSynth
 
@@ -165,3 +166,17 @@ def test_datagen_writes_the_long_split_from_the_test_utterances(generated):
             offset += size + 8000
         assert waveform.size == offset - 8000
         assert 2.0 <= waveform.size / 16000 <= 6.0
+
+
+def test_datagen_copies_the_word_times_beside_the_shards(generated):
+    problem, data_dir, tmp_dir, _ = generated
+    path = problem.word_times_path(data_dir)
+    assert path == os.path.join(data_dir, "spoken_synth-word_times.json")
+    copied = load_word_times(path)
+    assert copied == spoken_corpus.read_word_times(problem.corpus_dir(tmp_dir))
+    assert not glob.glob(os.path.join(data_dir, "*.incomplete"))
+    for split in [*problem.split_sizes, "long"]:
+        for example in _read_shards(problem, data_dir, split):
+            words = copied[example["utterance_id"].decode()]
+            assert " ".join(word.word for word in words) == example["transcript"].decode()
+            assert words[-1].end_s <= example["waveform"].size / 16000

@@ -8,6 +8,7 @@ generic. The corpus is made in stages, one module each:
     espeak.py         the synthesizer, isolated in a helper process
     espeak_helper.py  the code that helper process runs (standard library only)
     audio.py          plans rendered into noisy 16 kHz speech
+    word_times.py     when each word is said in that speech
     corpus.py         the LibriSpeech-layout tree the LibriSpeech reader reads
 
 Importing this package imports none of them, so the helper process can be

@@ -9,15 +9,17 @@ to end with no download. `build_corpus` makes its raw data in stages:
    rate, pitch, noise and silences, drawn from seeded RNGs in the main
    process, so the whole corpus is a function of `CorpusConfig` alone.
 3. **Audio** (`audio`): each plan spoken by eSpeak NG, resampled to
-   16 kHz, padded and mixed with noise. Utterances are rendered here in
-   parallel, one eSpeak NG helper process per worker.
+   16 kHz, padded and mixed with noise, with each word's start and end
+   (`word_times`). Utterances are rendered here in parallel, one eSpeak NG
+   helper process per worker.
 4. **Long recordings** (`partition_long` in `plan`, `join_with_pauses`
    in `audio`): the `long` subset, for long-form transcription. All
    test utterances, in order, are cut into runs of `long_duration_s`; each
    run's FLACs, read back from the test subset (the very same samples), are
    joined with noisy pauses. Its transcript is the components' transcripts
    joined with spaces, so decoding the run whole is comparable with
-   decoding the test split one utterance at a time.
+   decoding the test split one utterance at a time. Its word times are
+   its components' word times, shifted to where each component starts.
 5. **Tree** (this module): FLAC files and transcripts laid out exactly like
    LibriSpeech, so the same reader ingests both:
 
@@ -26,6 +28,7 @@ to end with no download. `build_corpus` makes its raw data in stages:
            <speaker>-<chapter>-<utt:04d>.flac
        root/LibriSpeech/SPEAKERS.TXT           speaker id -> eSpeak voice
        root/long_recordings.json               long id -> its test utterance ids
+       root/word_times.json                    utterance id -> [[word, start_s, end_s], ...]
        root/corpus.json                        marker: parameters + summary
 
    A speaker id stands for one voice (accent + variant). The tree is built in
@@ -54,7 +57,11 @@ from absl import logging
 
 from t2t_lite.data import audio_io
 from t2t_lite.data.audio_io import SAMPLE_RATE
-from t2t_lite.data.spoken_synth.audio import join_with_pauses, render_utterance
+from t2t_lite.data.spoken_synth.audio import (
+    component_starts,
+    join_with_pauses,
+    render_utterance,
+)
 from t2t_lite.data.spoken_synth.espeak import EspeakSynthesizer
 from t2t_lite.data.spoken_synth.plan import (
     LONG,
@@ -64,13 +71,22 @@ from t2t_lite.data.spoken_synth.plan import (
     plan_corpus,
     plan_long,
 )
+from t2t_lite.data.spoken_synth.word_times import (
+    WordTime,
+    load_word_times,
+    shift_word_times,
+    write_word_times,
+)
 
 MARKER_NAME = "corpus.json"
 LONG_MAPPING_NAME = "long_recordings.json"  # {long id: [test utterance ids, in order]}
+WORD_TIMES_NAME = "word_times.json"  # {utterance id: [[word, start_s, end_s], ...]}
 
 
-def _render_all(jobs: Sequence[tuple[UtterancePlan, str]], num_workers: int) -> Iterator[int]:
-    """Renders `jobs` into their FLAC files; yields their sample counts in order.
+def _render_all(
+    jobs: Sequence[tuple[UtterancePlan, str]], num_workers: int
+) -> Iterator[tuple[int, list[WordTime]]]:
+    """Renders `jobs` into their FLAC files; yields their sample counts and word times in order.
 
     Workers are threads, each with its own `EspeakSynthesizer`, whose helper
     process (a fresh fork per utterance) does the synthesis: the CPU-heavy
@@ -84,16 +100,16 @@ def _render_all(jobs: Sequence[tuple[UtterancePlan, str]], num_workers: int) -> 
     synthesizers: list[EspeakSynthesizer] = []
     lock = threading.Lock()
 
-    def render(job: tuple[UtterancePlan, str]) -> int:
+    def render(job: tuple[UtterancePlan, str]) -> tuple[int, list[WordTime]]:
         synthesizer = getattr(local, "synthesizer", None)
         if synthesizer is None:
             synthesizer = local.synthesizer = EspeakSynthesizer()
             with lock:
                 synthesizers.append(synthesizer)
         plan, path = job
-        waveform = render_utterance(plan, synthesizer)
+        waveform, words = render_utterance(plan, synthesizer)
         audio_io.write_flac(path, waveform, SAMPLE_RATE)
-        return int(waveform.size)
+        return int(waveform.size), words
 
     try:
         with concurrent.futures.ThreadPoolExecutor(max(1, num_workers)) as executor:
@@ -112,16 +128,28 @@ def _write_long(
     config: CorpusConfig,
     recordings: Sequence[LongRecording],
     test_paths: Mapping[str, str],
-) -> dict[str, int]:
-    """Writes the long FLACs from the test FLACs and the id mapping; returns sample counts."""
+    test_words: Mapping[str, Sequence[WordTime]],
+) -> tuple[dict[str, int], dict[str, list[WordTime]]]:
+    """Writes the long FLACs from the test FLACs and the id mapping.
+
+    Returns:
+      The recordings' sample counts and word times (their components' word
+      times, from `test_words`, shifted to where each component starts).
+    """
     os.makedirs(os.path.join(staging, "LibriSpeech", LONG), exist_ok=True)
-    samples = {}
+    samples, words = {}, {}
     for recording in recordings:
         components = [
             audio_io.to_int16_pcm(audio_io.read_audio(test_paths[utterance_id]))
             for utterance_id in recording.components
         ]  # int16 -> float -> int16 is exact (see audio_io)
         waveform = join_with_pauses(components, config, recording.noise_seed)
+        starts = component_starts([component.size for component in components], config)
+        words[recording.utterance_id] = [
+            word
+            for utterance_id, start in zip(recording.components, starts, strict=True)
+            for word in shift_word_times(test_words[utterance_id], start)
+        ]
         directory = os.path.join(staging, recording.relative_dir)
         os.makedirs(directory, exist_ok=True)
         audio_io.write_flac(
@@ -131,7 +159,7 @@ def _write_long(
     mapping = {recording.utterance_id: list(recording.components) for recording in recordings}
     with open(os.path.join(staging, LONG_MAPPING_NAME), "w", encoding="utf-8") as mapping_file:
         json.dump(mapping, mapping_file, indent=1)
-    return samples
+    return samples, words
 
 
 def read_long_recordings(root: str) -> dict[str, list[str]]:
@@ -143,6 +171,19 @@ def read_long_recordings(root: str) -> dict[str, list[str]]:
     """
     with open(os.path.join(root, LONG_MAPPING_NAME), encoding="utf-8") as mapping_file:
         return json.load(mapping_file)
+
+
+def read_word_times(root: str) -> dict[str, list[WordTime]]:
+    """Utterance id -> when each of its words is said, from a built tree.
+
+    Every split's utterances are there, the long recordings included; times
+    are seconds from the start of the utterance's FLAC.
+
+    Example:
+      >>> read_word_times("spoken")["901-3-0000"]  # doctest: +SKIP
+      [WordTime(word='start', start_s=0.1375, end_s=0.4), ...]
+    """
+    return load_word_times(os.path.join(root, WORD_TIMES_NAME))
 
 
 @dataclasses.dataclass
@@ -255,17 +296,21 @@ def build_corpus(root: str, config: CorpusConfig, num_workers: int | None = None
             "Synthesizing %d utterances with eSpeak NG in %d workers into %s.",
             len(jobs), num_workers, root,
         )  # fmt: skip
-        samples = {
-            plan.utterance_id: count
-            for (plan, _), count in zip(jobs, _render_all(jobs, num_workers), strict=True)
-        }
+        samples, words = {}, {}
+        for (plan, _), (count, plan_words) in zip(
+            jobs, _render_all(jobs, num_workers), strict=True
+        ):
+            samples[plan.utterance_id], words[plan.utterance_id] = count, plan_words
         # The long subset, from the test FLACs just written (no synthesis).
         first_chapter = 1 + max((p.chapter_id for ps in plans.values() for p in ps), default=0)
         long_recordings = plan_long(config, plans["test"], samples, first_chapter)
         test_paths = {plan.utterance_id: path for plan, path in jobs if plan.subset == "test"}
-        samples.update(_write_long(staging, config, long_recordings, test_paths))
+        long_samples, long_words = _write_long(staging, config, long_recordings, test_paths, words)
+        samples.update(long_samples)
+        words.update(long_words)
         plans = {**plans, LONG: long_recordings}
         _write_text_files(staging, plans, samples)
+        write_word_times(os.path.join(staging, WORD_TIMES_NAME), words)
         summary = CorpusSummary(
             utterances={split: len(split_plans) for split, split_plans in plans.items()},
             audio_seconds={

@@ -38,6 +38,7 @@ import sys
 import tempfile
 import threading
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
@@ -74,6 +75,26 @@ class Voice:
     identifier: str
     gender: str
     languages: tuple[str, ...]
+
+
+class WordEvent(NamedTuple):
+    """Where eSpeak NG started speaking one word of the text.
+
+    Attributes:
+      text_start: the word's first character, a 0-based index into the text.
+      text_length: the word's length in characters, as eSpeak NG read it.
+      sample: the index of the output sample where the word starts, at the
+        synthesizer's rate.
+      phonemes: `(name, sample)` of each phoneme eSpeak NG spoke for the
+        word, in order: its mnemonic (e.g. "D", "'A@") and where it starts.
+        A multi-word dictionary entry ("in the") is one word whose
+        phonemes are those of all its words.
+    """
+
+    text_start: int
+    text_length: int
+    sample: int
+    phonemes: tuple[tuple[str, int], ...] = ()
 
 
 def _find_espeak() -> tuple[str, str]:
@@ -200,6 +221,40 @@ class EspeakSynthesizer:
           >>> synthesizer = EspeakSynthesizer()  # doctest: +SKIP
           >>> waveform, rate = synthesizer.synthesize("hi", "en-gb", variant="f2")  # doctest: +SKIP
         """
+        waveform, sample_rate, _ = self.synthesize_words(text, voice, rate_wpm, pitch, variant)
+        return waveform, sample_rate
+
+    def synthesize_words(
+        self,
+        text: str,
+        voice: str = "en-us",
+        rate_wpm: int = 175,
+        pitch: int = 50,
+        variant: str | None = None,
+    ) -> tuple[np.ndarray, int, list[WordEvent]]:
+        """Speaks `text` like `synthesize`, and says where each word starts.
+
+        Args:
+          text, voice, rate_wpm, pitch, variant: as for `synthesize`.
+
+        Returns:
+          `(waveform, sample_rate, words)`: the samples and rate `synthesize`
+          returns, and one `WordEvent` per word eSpeak NG spoke, in order. A
+          word is what eSpeak NG's reader takes for one: usually a
+          space-separated word of `text`, but it merges the words of its
+          multi-word dictionary entries ("in the", "there are") and may split
+          numbers or abbreviations; compare `text_start` and `text_length`
+          with the text's words to check.
+
+        Raises:
+          As `synthesize`.
+
+        Example:
+          >>> synthesizer = EspeakSynthesizer()  # doctest: +SKIP
+          >>> _, rate, words = synthesizer.synthesize_words("ben will pull")  # doctest: +SKIP
+          >>> [(word.text_start, word.text_length) for word in words]  # doctest: +SKIP
+          [(0, 3), (4, 4), (9, 4)]
+        """
         if not text or not text.strip():
             raise ValueError("Text to synthesize is empty.")
         if "\0" in text:
@@ -219,14 +274,21 @@ class EspeakSynthesizer:
             "pitch": int(pitch),
         }
         with self._lock:
-            payload = self._ensure_worker().request(request)
+            header, payload = self._ensure_worker().request(request)
         pcm = np.frombuffer(payload, dtype=np.int16)
         if pcm.size == 0:
             raise EspeakError(f"eSpeak NG produced no audio for {text!r}.")
         # Same scaling as audio_io.from_int16_pcm (not imported: it pulls in
         # scipy and soundfile, which the helper process does not need).
         waveform = np.clip(pcm.astype(np.float32) / np.float32(32767.0), -1.0, 1.0)
-        return waveform, self._sample_rate
+        phonemes: dict[int, list[tuple[str, int]]] = {}
+        for text_start, sample, name in header["phonemes"]:
+            phonemes.setdefault(int(text_start), []).append((str(name), int(sample)))
+        words = [
+            WordEvent(start, length, sample, tuple(phonemes.get(start, ())))
+            for start, length, sample in header["words"]
+        ]
+        return waveform, self._sample_rate, words
 
     def close(self) -> None:
         """Stops the helper process; the synthesizer restarts it if used again."""
@@ -260,7 +322,8 @@ class EspeakSynthesizer:
     def _voice_catalog(self) -> tuple[list[Voice], list[str]]:
         with self._lock:
             if self._catalog is None:
-                raw = json.loads(self._ensure_worker().request({"op": "voices"}))
+                _, payload = self._ensure_worker().request({"op": "voices"})
+                raw = json.loads(payload)
                 voices = []
                 for entry in raw["voices"]:
                     codes = tuple(code for _, code in entry["languages"])
@@ -366,7 +429,8 @@ class _Worker:
     def alive(self) -> bool:
         return not self._spent and self._process.poll() is None
 
-    def request(self, message: dict) -> bytes:
+    def request(self, message: dict) -> tuple[dict, bytes]:
+        """Sends `message`; returns the answer's header and payload."""
         try:
             self._process.stdin.write(json.dumps(message).encode() + b"\n")
             self._process.stdin.flush()
@@ -391,7 +455,7 @@ class _Worker:
             )
         # Without fork() the helper serves one request and exits.
         self._spent = not hasattr(os, "fork")
-        return payload
+        return header, payload
 
     def close(self) -> None:
         self._finalizer()

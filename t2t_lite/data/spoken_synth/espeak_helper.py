@@ -12,8 +12,14 @@ Protocol, over the helper's stdin and stdout: one JSON request line in
 (`{"op": "voices"}`, or `{"op": "synthesize"}` with `text`, `voice`, `rate`
 and `pitch`); out, a JSON header line `{"ok": true, "size": n}` followed by
 n payload bytes (int16 PCM, or the voices as JSON), or `{"ok": false,
-"error": "..."}`. The helper's first line, once eSpeak NG is initialized,
-is `{"ok": true, "sample_rate": r}` (or an error).
+"error": "..."}`. A synthesis' header also holds `"words"`: one
+`[text start, text length, sample]` per word eSpeak NG spoke, in order (the
+0-based character index and length of the word in `text`, and the index of
+the sample where the word starts in the payload), and `"phonemes"`: one
+`[text start, sample, name]` per phoneme (the text start of the word it
+belongs to, where it starts, its eSpeak mnemonic such as "D" or "'A@").
+The helper's first line, once eSpeak NG is initialized, is
+`{"ok": true, "sample_rate": r}` (or an error).
 """
 
 from __future__ import annotations
@@ -26,11 +32,17 @@ import sys
 # speak_lib.h constants.
 _AUDIO_OUTPUT_SYNCHRONOUS = 2
 _ESPEAK_INITIALIZE_DONT_EXIT = 0x8000  # return -1 on missing data, not exit()
+# Phoneme events cost nothing in the audio (its samples are the same); they
+# tell where a word starts inside a multi-word dictionary entry ("in the").
+_ESPEAK_INITIALIZE_PHONEME_EVENTS = 0x0001
 _POS_CHARACTER = 1
 _ESPEAK_CHARS_UTF8 = 1
 _ESPEAK_RATE = 1
 _ESPEAK_PITCH = 3
 _EE_OK = 0
+_EVENT_LIST_TERMINATED = 0  # espeak_EVENT_TYPE: the end of a callback's events
+_EVENT_WORD = 1
+_EVENT_PHONEME = 7
 
 # How to get eSpeak NG; the caller's errors (`espeak`) quote it too.
 INSTALL_HINT = "pip install espeakng-loader (or pip install 't2t-lite[audio]')"
@@ -53,8 +65,28 @@ class _CVoice(ctypes.Structure):
     ]
 
 
+class _CEvent(ctypes.Structure):
+    """speak_lib.h's espeak_EVENT (the synth callback gets an array of them)."""
+
+    _fields_ = [
+        ("type", ctypes.c_int),
+        ("unique_identifier", ctypes.c_uint),
+        # With POS_CHARACTER: 1-based character index of the word in the text.
+        ("text_position", ctypes.c_int),
+        ("length", ctypes.c_int),  # WORD events: the word's length in characters
+        ("audio_position", ctypes.c_int),  # milliseconds, rounded: `sample` is exact
+        # The event's sample index in the whole synthesis' output; it can lie
+        # ahead of the samples delivered so far (events come with their chunk).
+        ("sample", ctypes.c_int),
+        ("user_data", ctypes.c_void_p),
+        # A union of int, const char* and char[8]: PHONEME events put the
+        # phoneme's mnemonic here, NUL-padded.
+        ("id", ctypes.c_char * 8),
+    ]
+
+
 _SYNTH_CALLBACK = ctypes.CFUNCTYPE(
-    ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p
+    ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(_CEvent)
 )
 
 
@@ -132,6 +164,7 @@ def _reset_random_state(library: ctypes.CDLL) -> None:
 
 
 def _serve_synthesis(library: ctypes.CDLL, request: dict, chunks: list) -> bytes:
+    """Speaks the request's text; returns the int16 PCM the callback put in `chunks`."""
     status = library.espeak_SetVoiceByName(request["voice"].encode("utf-8"))
     if status != _EE_OK:
         raise RuntimeError(f"espeak_SetVoiceByName({request['voice']!r}) returned {status}")
@@ -154,8 +187,8 @@ def _write_all(file_descriptor: int, data: bytes) -> None:
         view = view[os.write(file_descriptor, view) :]
 
 
-def _answer(file_descriptor: int, payload: bytes) -> None:
-    header = json.dumps({"ok": True, "size": len(payload)}).encode() + b"\n"
+def _answer(file_descriptor: int, payload: bytes, **fields) -> None:
+    header = json.dumps({"ok": True, "size": len(payload), **fields}).encode() + b"\n"
     _write_all(file_descriptor, header + payload)
 
 
@@ -179,15 +212,26 @@ def _worker_main(library_path: str, data_path: str) -> None:
         _AUDIO_OUTPUT_SYNCHRONOUS,
         0,
         data_path.encode("utf-8"),
-        _ESPEAK_INITIALIZE_DONT_EXIT,
+        _ESPEAK_INITIALIZE_DONT_EXIT | _ESPEAK_INITIALIZE_PHONEME_EVENTS,
     )
     if sample_rate <= 0:
         _fail(out, f"eSpeak NG failed to initialize with data {data_path!r}; "
                    f"reinstall it with: {INSTALL_HINT}.")  # fmt: skip
         return
     chunks: list[bytes] = []
+    words: list[list[int]] = []  # [text start, text length, sample] per word
+    phonemes: list[list] = []  # [text start, sample, name] per phoneme
 
-    def collect(samples, num_samples, _events):
+    def collect(samples, num_samples, events):
+        index = 0
+        while events and events[index].type != _EVENT_LIST_TERMINATED:
+            event = events[index]
+            if event.type == _EVENT_WORD:
+                words.append([event.text_position - 1, event.length, event.sample])
+            elif event.type == _EVENT_PHONEME:
+                name = event.id.decode("ascii", errors="replace")
+                phonemes.append([event.text_position - 1, event.sample, name])
+            index += 1
         if samples and num_samples > 0:
             chunks.append(ctypes.string_at(samples, 2 * num_samples))
         return 0  # continue synthesis
@@ -208,10 +252,10 @@ def _worker_main(library_path: str, data_path: str) -> None:
         # In the fork (or, without fork, in a helper that then exits).
         try:
             if request["op"] == "voices":
-                payload = _serve_voices(library)
+                _answer(out, _serve_voices(library))
             else:
                 payload = _serve_synthesis(library, request, chunks)
-            _answer(out, payload)
+                _answer(out, payload, words=words, phonemes=phonemes)
         except Exception as error:  # reported to the parent, never raised here
             _fail(out, f"eSpeak NG failed on {request!r}: {error}.")
         finally:

@@ -29,8 +29,8 @@ from t2t_lite.data.audio_io import SAMPLE_RATE
 from t2t_lite.data.spoken_synth.grammar import grammar_fingerprint, make_sentence
 
 # Bump when the audio (`audio`) or the tree (`corpus`) changes,
-# to rebuild old trees.
-FORMAT_VERSION = 2
+# to rebuild old trees (3: the tree records its word times).
+FORMAT_VERSION = 3
 LONG = "long"  # the subset of long recordings made of consecutive test utterances
 
 # eSpeak NG voices measured to be distinct: seven accents, four female and
@@ -113,6 +113,11 @@ class CorpusConfig:
                 "can always be cut within the bounds) and long_pause_s >= 0, got "
                 f"{self.long_duration_s} and {self.long_pause_s}."
             )
+
+    @property
+    def long_pause_samples(self) -> int:
+        """`long_pause_s` in samples at 16 kHz: the pauses' exact length."""
+        return round(self.long_pause_s * SAMPLE_RATE)
 
     def voices(self, split: str) -> tuple[str, ...]:
         """The voices speaking `split`: the held-out ones for test only."""
@@ -295,7 +300,7 @@ def partition_long(durations: Sequence[int], config: CorpusConfig) -> list[list[
       >>> partition_long([16000] * 6, config)  # 1 s each: 2.5 s runs
       [[0, 1], [2, 3], [4, 5]]
     """
-    pause = round(config.long_pause_s * SAMPLE_RATE)
+    pause = config.long_pause_samples
     low, high = (seconds * SAMPLE_RATE for seconds in config.long_duration_s)
 
     def length(run: Sequence[int]) -> int:

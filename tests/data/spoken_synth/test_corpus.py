@@ -6,6 +6,7 @@ Every tree here is tiny (a few dozen utterances of real synthesized audio).
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 
@@ -74,7 +75,12 @@ def test_tree_has_librispeech_layout(tiny_tree):
     assert summary.utterances == {**TINY_SIZES, "long": len(long_ids)}
     librispeech = os.path.join(root, "LibriSpeech")
     assert sorted(os.listdir(root)) == sorted(
-        ["LibriSpeech", spoken_corpus.MARKER_NAME, spoken_corpus.LONG_MAPPING_NAME]
+        [
+            "LibriSpeech",
+            spoken_corpus.MARKER_NAME,
+            spoken_corpus.LONG_MAPPING_NAME,
+            spoken_corpus.WORD_TIMES_NAME,
+        ]
     )
     assert sorted(os.listdir(librispeech)) == ["SPEAKERS.TXT", "dev", "long", "test", "train"]
     counts = dict.fromkeys(TINY_SIZES, 0)
@@ -245,3 +251,49 @@ def test_long_parameters_are_in_the_marker(tiny_tree):
     assert not spoken_corpus.corpus_is_complete(
         root, dataclasses.replace(config, long_duration_s=(3.0, 6.0))
     )
+
+
+# -- word times ------------------------------------------------------------------------
+
+
+def test_word_times_cover_every_utterance_inside_its_audio(tiny_tree):
+    root, _, _ = tiny_tree
+    utterances = _read_tree(root)
+    times = spoken_corpus.read_word_times(root)
+    assert times.keys() == utterances.keys()  # every split, long included
+    for utterance_id, (_, text, samples) in utterances.items():
+        words = times[utterance_id]
+        assert [word.word for word in words] == text.split(" ")
+        ends = [0.0] + [word.end_s for word in words]
+        for word, previous_end in zip(words, ends, strict=False):
+            assert previous_end <= word.start_s < word.end_s <= samples.size / 16000, utterance_id
+
+
+def test_long_word_times_are_the_components_shifted(tiny_tree):
+    root, _, _ = tiny_tree
+    utterances = _read_tree(root)
+    times = spoken_corpus.read_word_times(root)
+    mapping = spoken_corpus.read_long_recordings(root)
+    assert max(len(components) for components in mapping.values()) > 1
+    for long_id, components in mapping.items():
+        expected, offset = [], 0
+        for utterance_id in components:
+            expected += [
+                (word, start + offset / 16000, end + offset / 16000)
+                for word, start, end in times[utterance_id]
+            ]
+            offset += utterances[utterance_id][2].size + 8000  # 0.5 s pauses
+        assert len(times[long_id]) == len(expected)
+        for got, want in zip(times[long_id], expected, strict=True):
+            assert got.word == want[0]
+            assert (got.start_s, got.end_s) == pytest.approx(want[1:], abs=1e-9)
+
+
+def test_a_tree_from_before_word_times_is_not_complete(tmp_path):
+    config = _config()
+    marker = {"parameters": {**config.parameters(), "format_version": 2}, "summary": {}}
+    (tmp_path / spoken_corpus.MARKER_NAME).write_text(json.dumps(marker), encoding="utf-8")
+    assert not spoken_corpus.corpus_is_complete(str(tmp_path), config)
+    marker["parameters"] = config.parameters()
+    (tmp_path / spoken_corpus.MARKER_NAME).write_text(json.dumps(marker), encoding="utf-8")
+    assert spoken_corpus.corpus_is_complete(str(tmp_path), config)

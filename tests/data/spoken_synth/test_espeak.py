@@ -152,3 +152,30 @@ def test_unloadable_library_is_a_clear_error(tmp_path):
 def test_missing_voice_data_is_a_clear_error(tmp_path):
     with pytest.raises(espeak.EspeakError, match="failed to initialize"):
         espeak.EspeakSynthesizer(library_path=espeak._find_espeak()[0], data_path=str(tmp_path))
+
+
+def test_word_events_give_each_word_and_where_it_starts(synthesizer):
+    text = "ben will pull the map tomorrow"
+    waveform, rate, words = synthesizer.synthesize_words(text)
+    np.testing.assert_array_equal(waveform, synthesizer.synthesize(text)[0])
+    assert rate == synthesizer.sample_rate
+    assert [(w.text_start, w.text_length) for w in words] == [
+        (0, 3), (4, 4), (9, 4), (14, 3), (18, 3), (22, 8)
+    ]  # fmt: skip
+    samples = [word.sample for word in words]
+    assert samples[0] == 0 and samples == sorted(set(samples)) and samples[-1] < waveform.size
+    # Measured: "tomorrow" starts at 23054 of 33895 samples (en-us, 175 wpm).
+    assert 0.6 < samples[-1] / waveform.size < 0.8
+    # Each word's phonemes, in order, start at or after its event (which can
+    # be the previous word's last phoneme: "pull" at the "l" of "will").
+    assert all(word.phonemes and word.phonemes[0][1] >= word.sample for word in words)
+    phoneme_samples = [sample for word in words for _, sample in word.phonemes]
+    assert phoneme_samples == sorted(phoneme_samples) and phoneme_samples[-1] < waveform.size
+    assert words[2].phonemes[0][1] > words[1].phonemes[-1][1] == words[2].sample
+
+
+def test_a_multi_word_entry_is_one_word_with_all_their_phonemes(synthesizer):
+    # eSpeak NG's dictionary reads "in the" as one entry: one event, both words' phonemes.
+    _, _, words = synthesizer.synthesize_words("go in the yard")
+    assert [(w.text_start, w.text_length) for w in words] == [(0, 2), (3, 2), (10, 4)]
+    assert [name for name, _ in words[1].phonemes][-2:][0] == "D"  # the "th" of "the"

@@ -27,7 +27,7 @@ from t2t_lite import registry
 from t2t_lite.decoding.decode import decode_cap, decode_hparams
 from t2t_lite.decoding.inputs import record_waveform_batches, waveform_batches
 from t2t_lite.decoding.trained_model import load_trained_model
-from t2t_lite.serving.serving_module import WaveformTranscriber
+from t2t_lite.decoding.transcriber import WaveformTranscriber
 
 
 def main() -> None:

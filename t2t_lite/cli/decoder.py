@@ -9,10 +9,10 @@ and `$OUT/hparams.json` (`common.run_settings`: --problem, --model,
 --t2t_usr_dir may point elsewhere).
 
 Speech is decoded from waveforms exactly as the exported SavedModel decodes
-it (`serving_module.WaveformTranscriber`): a recording longer than the
+it (`transcriber.WaveformTranscriber`): a recording longer than the
 decode hparam `segment_seconds` is split at pauses and transcribed whole,
 and silence gives "". Text inputs are checked as the SavedModel checks them
-(symbols in the vocabulary, at most `serving_module.max_input_tokens`
+(symbols in the vocabulary, at most `input_limits.max_input_tokens`
 tokens) before the model loads. Output line i answers input line i: a blank
 input line gives a blank output line.
 
@@ -42,6 +42,7 @@ from t2t_lite.data.audio_io import AudioError, read_audio
 from t2t_lite.data.problem import EVAL, TEST
 from t2t_lite.decoding import scoring
 from t2t_lite.decoding.decode import BatchDecoder, decode_hparams
+from t2t_lite.decoding.input_limits import max_input_tokens
 from t2t_lite.decoding.inputs import (
     InputListError,
     encode_text_lines,
@@ -56,8 +57,8 @@ from t2t_lite.decoding.trained_model import (
     CheckpointNotFoundError,
     load_trained_model,
 )
+from t2t_lite.decoding.transcriber import WaveformTranscriber
 from t2t_lite.run_dir import write_atomically
-from t2t_lite.serving.serving_module import WaveformTranscriber, max_input_tokens
 
 if "decode_hparams" not in flags.FLAGS:  # the trainer defines it too
     flags.DEFINE_string("decode_hparams", "", 'Decode settings: "beam_size=4,alpha=0.6,...".')

@@ -218,12 +218,33 @@ def triangular_noise(shape, stddev: float, seed: tf.Tensor | None = None) -> tf.
     return (tf.cast(halves, tf.float32) - 65535.0) * scale
 
 
+def zero_non_finite(waveforms) -> tf.Tensor:
+    """`waveforms` as float32 with every NaN or infinite sample made 0.
+
+    A damaged file or a client's uninitialized buffer can hold such samples;
+    read as silence, they cannot turn a whole row's features or level into
+    NaN, and the row decodes as the silence it most likely is.
+
+    Args:
+      waveforms: float (or int) tensor of samples, any shape.
+
+    Returns:
+      float32 tensor shaped like `waveforms`.
+
+    Example:
+      >>> zero_non_finite([0.5, float("nan"), float("-inf")]).numpy()
+      array([0.5, 0. , 0. ], dtype=float32)
+    """
+    waveforms = tf.cast(waveforms, tf.float32)
+    return tf.where(tf.math.is_finite(waveforms), waveforms, 0.0)
+
+
 def level_dbfs(waveforms, lengths) -> tf.Tensor:
     """RMS level of each waveform's real samples in dB full scale (-inf for none).
 
     Args:
         waveforms: float `[batch, samples]` in [-1, 1]; non-finite samples
-            count as 0 (read as silence, not as loud).
+            count as 0 (`zero_non_finite`: read as silence, not as loud).
         lengths: int `[batch]` real samples per row.
 
     Returns:
@@ -235,8 +256,7 @@ def level_dbfs(waveforms, lengths) -> tf.Tensor:
     level_dbfs(tf.zeros([1, 16000]), [16000])  # [-inf]
     ```
     """
-    waveforms = tf.cast(waveforms, tf.float32)
-    waveforms = tf.where(tf.math.is_finite(waveforms), waveforms, 0.0)
+    waveforms = zero_non_finite(waveforms)
     mask = tf.sequence_mask(lengths, tf.shape(waveforms)[1], tf.float32)
     energy = tf.reduce_sum(tf.square(waveforms) * mask, axis=1)
     mean = energy / tf.maximum(tf.reduce_sum(mask, axis=1), 1.0)

@@ -5,8 +5,9 @@ utterance, `featurize`), `t2t-lite-decoder --decode_from_file` and the
 exported SavedModel, so training and inference cannot drift apart. Its
 steps, T2T's front end with two additions for real recordings:
 
-1. non-finite samples read as 0; lengths clipped to the samples given;
-   exact zeros before the first and after the last nonzero sample cut off
+1. non-finite samples read as 0 (`audio_features.zero_non_finite`);
+   lengths clipped to the samples given; exact zeros before the first and
+   after the last nonzero sample cut off
    (`audio_features.trim_digital_silence`; not in T2T);
 2. T2T's log-mel filterbank (80 bins, 25 ms / 10 ms frames, pre-emphasis
    0.97, 20-8000 Hz; triangular dither of 1/32767 in training only);
@@ -101,8 +102,7 @@ def featurize_batch(
     >>> features.shape, lengths.numpy()
     (TensorShape([2, 100, 80, 3]), array([100,  50], dtype=int32))
     """
-    waveforms = tf.convert_to_tensor(waveforms, tf.float32)
-    waveforms = tf.where(tf.math.is_finite(waveforms), waveforms, 0.0)
+    waveforms = audio_features.zero_non_finite(tf.convert_to_tensor(waveforms, tf.float32))
     lengths = tf.clip_by_value(tf.cast(waveform_lengths, tf.int32), 0, tf.shape(waveforms)[1])
     waveforms, lengths = audio_features.trim_digital_silence(waveforms, lengths)
     # Zeros past the end change no real frame (they are masked out) and give

@@ -5,11 +5,14 @@
                               states=model.initial_decode_cache(features, 50))
 
 Tensor2Tensor's algorithm (`tensor2tensor/utils/beam_search.py`, after
-https://arxiv.org/abs/1609.08144): each step grows the `beam_size` *alive*
-sequences into their `2 * beam_size` best one-token extensions, keeps the best
-`beam_size` of those that did not emit EOS as the new alive set, and merges
-those that did into the `beam_size` best *finished* sequences, ranked by
-`log_prob / ((5 + length) / 6) ** alpha`. Two representations of the growing
+https://arxiv.org/abs/1609.08144), with its phases' names. The loop carries
+one `BeamState`; each step (`inner_loop`) grows the `beam_size` *alive*
+sequences into their `2 * beam_size` best one-token extensions (`grow_topk`,
+the `Candidates`), keeps the best `beam_size` of those that did not emit EOS
+as the new alive set (`grow_alive`), and merges those that did into the
+`beam_size` best *finished* sequences (`grow_finished`), ranked by
+`log_prob / ((5 + length) / 6) ** alpha`, until `is_not_finished` says no
+alive beam can still win. Two representations of the growing
 sequences give the same results:
 
 - dynamic (default, T2T's CPU/GPU path): the sequences grow by one column a
@@ -36,7 +39,7 @@ the plain search's result.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import tensorflow as tf
 
@@ -47,6 +50,43 @@ from t2t_lite.data.text_encoders import EOS_ID
 INF = 1.0e7
 
 SymbolsToLogitsFn = Callable[[tf.Tensor, tf.Tensor, Any], "tuple[tf.Tensor, Any]"]
+
+
+class BeamState(NamedTuple):
+    """The search's loop variables, `[batch, beam, ...]` unless said.
+
+    `alive_*` are the beams still growing, best first; `finished_*` the best
+    sequences that emitted EOS, ranked by length-penalized score. A sequence
+    holds the start token first; its length is `step + 1` (dynamic) or
+    `decode_length + 1` (fixed shapes, zeros past `step`).
+    """
+
+    step: tf.Tensor  # scalar int32: the position being decoded
+    alive_seq: tf.Tensor  # int32 `[batch, beam, length]`
+    alive_log_probs: tf.Tensor  # float32 `[batch, beam]`, no length penalty
+    finished_seq: tf.Tensor  # int32 `[batch, beam, length]`
+    finished_scores: tf.Tensor  # float32 `[batch, beam]`, -INF for an empty slot
+    finished_flags: tf.Tensor  # bool `[batch, beam]`, True for a filled slot
+    states: Any  # the fn's states, each `[batch, beam, ...]`
+    ctc_state: Any  # the CTC prefix scorer's variables of each alive beam ({} without)
+
+
+class Candidates(NamedTuple):
+    """A step's `2 * beam_size` best one-token extensions of the alive beams
+    (`grow_topk`), `[batch, 2 * beam, ...]`, best first."""
+
+    seq: tf.Tensor  # int32: the parent's sequence with the new token
+    log_probs: tf.Tensor  # float32: the sequence's log probability (or joint score)
+    scores: tf.Tensor  # float32: `log_probs` length-penalized
+    finished: tf.Tensor  # bool: the new token is EOS
+    parents: tf.Tensor  # int32: the alive beam each extends
+    states: Any  # the fn's new states, still in the old beams' order
+    ctc_state: Any  # the CTC prefix scorer's variables of each candidate ({} without)
+
+    @property
+    def eos_mask(self) -> tf.Tensor:
+        """float32: 1 where the candidate is finished, else 0."""
+        return tf.cast(self.finished, tf.float32)
 
 
 def length_penalty(length, alpha) -> tf.Tensor:
@@ -181,20 +221,6 @@ def beam_search(
     batch_size = _shape_list(initial_ids)[0]
     states = {} if states is None else states
     has_states = bool(tf.nest.flatten(states))
-    states = tf.nest.map_structure(lambda s: _expand_to_beam_size(s, beam_size), states)
-
-    # Only beam 0 starts alive; the copies get -INF so the first step draws all
-    # 2 * beam_size candidates from beam 0 (T2T: "initial_ids are prob 1.0").
-    alive_log_probs = tf.tile(tf.constant([[0.0] + [-INF] * (beam_size - 1)]), [batch_size, 1])
-    alive_seq = _expand_to_beam_size(initial_ids, beam_size)[:, :, None]
-    if use_fixed_shapes:
-        # Zeros after the start token, so that unwritten positions read as PAD
-        # exactly like the dynamic version's zero padding.
-        alive_seq = tf.pad(alive_seq, [[0, 0], [0, 0], [0, decode_length]])
-    finished_seq = tf.zeros_like(alive_seq)
-    finished_scores = tf.fill(tf.shape(alive_log_probs), -INF)
-    finished_flags = tf.zeros(tf.shape(alive_log_probs), tf.bool)
-    ctc_state = {} if ctc_scorer is None else ctc_scorer.initial_state(beam_size)
     num_candidates = vocab_size if ctc_scorer is None else min(vocab_size, 2 * beam_size)
 
     def ids_for_fn(alive_seq, step):
@@ -230,155 +256,143 @@ def beam_search(
         }
         return candidates, scores, candidate_state
 
-    def grow_topk(step, alive_seq, alive_log_probs, states, ctc_state):
+    def grow_topk(state: BeamState) -> Candidates:
         """The 2 * beam_size best one-token extensions of the alive beams.
 
         Two beam's worth, because up to beam_size of them may end in EOS and
         the rest must still refill the alive set (needs vocab_size > beam_size).
         """
-        given_states = tf.nest.map_structure(_merge_beam_dim, states)
+        given_states = tf.nest.map_structure(_merge_beam_dim, state.states)
         flat_logits, flat_states = symbols_to_logits_fn(
-            ids_for_fn(alive_seq, step), step, given_states
+            ids_for_fn(state.alive_seq, state.step), state.step, given_states
         )
         logits = tf.reshape(tf.cast(flat_logits, tf.float32), [batch_size, beam_size, vocab_size])
         candidates, step_scores, candidate_state = score_candidates(
-            step, tf.nn.log_softmax(logits), ctc_state
+            state.step, tf.nn.log_softmax(logits), state.ctc_state
         )
-        log_probs = step_scores + alive_log_probs[:, :, None]
+        log_probs = step_scores + state.alive_log_probs[:, :, None]
         # All candidates have the same length here, so the penalty never
         # reorders them; it matters when they compete with finished sequences.
-        penalty = length_penalty(step + 1, alpha)
+        penalty = length_penalty(state.step + 1, alpha)
         flat_log_probs = tf.reshape(log_probs, [batch_size, beam_size * num_candidates])
         topk_scores, topk_flat_ids = tf.math.top_k(flat_log_probs / penalty, k=2 * beam_size)
-        topk_log_probs = tf.gather(flat_log_probs, topk_flat_ids, batch_dims=1)
         topk_parents = topk_flat_ids // num_candidates  # which alive beam each extends
         if ctc_scorer is None:
             topk_ids = topk_flat_ids % vocab_size
         else:
             topk_ids = tf.gather(candidate_state["last"], topk_flat_ids, batch_dims=1)
-        topk_seq = append_tokens(_gather_beams(alive_seq, topk_parents), topk_ids, step)
-        new_states = tf.nest.map_structure(
-            lambda state, given, returned: (
-                state if returned is given else _unmerge_beam_dim(returned, batch_size, beam_size)
+        return Candidates(
+            seq=append_tokens(_gather_beams(state.alive_seq, topk_parents), topk_ids, state.step),
+            log_probs=tf.gather(flat_log_probs, topk_flat_ids, batch_dims=1),
+            scores=topk_scores,
+            finished=topk_ids == eos_id,
+            parents=topk_parents,
+            states=tf.nest.map_structure(
+                lambda old, given, returned: (
+                    old if returned is given else _unmerge_beam_dim(returned, batch_size, beam_size)
+                ),
+                state.states,
+                given_states,
+                flat_states,
             ),
-            states,
-            given_states,
-            flat_states,
-        )
-        topk_ctc = tf.nest.map_structure(lambda s: _gather_beams(s, topk_flat_ids), candidate_state)
-        return (
-            topk_seq,
-            topk_log_probs,
-            topk_scores,
-            topk_ids == eos_id,
-            topk_parents,
-            new_states,
-            topk_ctc,
+            ctc_state=tf.nest.map_structure(
+                lambda s: _gather_beams(s, topk_flat_ids), candidate_state
+            ),
         )
 
-    def body(
-        step,
-        alive_seq,
-        alive_log_probs,
-        finished_seq,
-        finished_scores,
-        finished_flags,
-        states,
-        ctc_state,
-    ):
-        old_states = states
-        (
-            topk_seq,
-            topk_log_probs,
-            topk_scores,
-            topk_finished,
-            topk_parents,
-            states,
-            topk_ctc,
-        ) = grow_topk(step, alive_seq, alive_log_probs, states, ctc_state)
-        eos_mask = tf.cast(topk_finished, tf.float32)
-
-        # Alive: the best beam_size candidates that did not just emit EOS.
-        _, alive_pick = tf.math.top_k(topk_scores - INF * eos_mask, k=beam_size)
-        alive_seq = _gather_beams(topk_seq, alive_pick)
-        alive_log_probs = _gather_beams(topk_log_probs, alive_pick)
+    def grow_alive(state: BeamState, topk: Candidates) -> BeamState:
+        """The new alive set: the best beam_size candidates that did not emit EOS."""
+        _, alive_pick = tf.math.top_k(topk.scores - INF * topk.eos_mask, k=beam_size)
         # Reorder the states (computed for the old beams) to follow the new
         # beams: one gather by parent beam instead of T2T's two. A state the
         # fn returned untouched (the very tensor it was given, e.g. the
         # encoder's keys/values) is still the copy tiled at the start, equal
         # in every beam of an item, so reordering it would only copy it.
-        parents = _gather_beams(topk_parents, alive_pick)
-        states = tf.nest.map_structure(
-            lambda old, new: new if new is old else _gather_beams(new, parents),
-            old_states,
-            states,
+        parents = _gather_beams(topk.parents, alive_pick)
+        return state._replace(
+            alive_seq=_gather_beams(topk.seq, alive_pick),
+            alive_log_probs=_gather_beams(topk.log_probs, alive_pick),
+            states=tf.nest.map_structure(
+                lambda old, new: new if new is old else _gather_beams(new, parents),
+                state.states,
+                topk.states,
+            ),
+            ctc_state=tf.nest.map_structure(lambda s: _gather_beams(s, alive_pick), topk.ctc_state),
         )
-        ctc_state = tf.nest.map_structure(lambda s: _gather_beams(s, alive_pick), topk_ctc)
 
-        # Finished: the best beam_size of the old finished sequences and the
-        # candidates that just emitted EOS (others ranked last by -INF).
+    def grow_finished(state: BeamState, topk: Candidates) -> BeamState:
+        """The new finished set: the best beam_size of the finished sequences
+        and the candidates that just emitted EOS (others ranked last by -INF)."""
+        finished_seq = state.finished_seq
         if not use_fixed_shapes:  # keep old finished sequences as long as the new ones
             finished_seq = tf.pad(finished_seq, [[0, 0], [0, 0], [0, 1]])
-        pool_scores = tf.concat([finished_scores, topk_scores - INF * (1.0 - eos_mask)], 1)
+        pool_scores = tf.concat(
+            [state.finished_scores, topk.scores - INF * (1.0 - topk.eos_mask)], 1
+        )
         _, finished_pick = tf.math.top_k(pool_scores, k=beam_size)
-        finished_seq = _gather_beams(tf.concat([finished_seq, topk_seq], 1), finished_pick)
-        finished_scores = _gather_beams(pool_scores, finished_pick)
-        finished_flags = _gather_beams(tf.concat([finished_flags, topk_finished], 1), finished_pick)
-        return (
-            step + 1,
-            alive_seq,
-            alive_log_probs,
-            finished_seq,
-            finished_scores,
-            finished_flags,
-            states,
-            ctc_state,
+        pool_flags = tf.concat([state.finished_flags, topk.finished], 1)
+        return state._replace(
+            finished_seq=_gather_beams(tf.concat([finished_seq, topk.seq], 1), finished_pick),
+            finished_scores=_gather_beams(pool_scores, finished_pick),
+            finished_flags=_gather_beams(pool_flags, finished_pick),
         )
 
-    def not_finished(step, alive_seq, alive_log_probs, finished_seq, finished_scores, *_):
+    def inner_loop(state: BeamState) -> tuple[BeamState]:
+        """One step: grow the candidates, then the alive and finished sets from them."""
+        topk = grow_topk(state)
+        state = grow_finished(grow_alive(state, topk), topk)
+        return (state._replace(step=state.step + 1),)
+
+    def is_not_finished(state: BeamState):
+        """Whether to go on: steps are left and some alive beam may still win."""
         # Log probs (and CTC prefix probabilities) only fall as a sequence
         # grows, and the penalty is largest at decode_length, so this bounds
         # every score the best alive beam can reach.
-        best_alive_bound = alive_log_probs[:, 0] / length_penalty(decode_length, alpha)
+        best_alive_bound = state.alive_log_probs[:, 0] / length_penalty(decode_length, alpha)
         # stop_early: the best finished beats every alive continuation; else the
         # worst one does (an empty slot's -INF keeps the search going). Per
         # batch item; T2T's global min in the second case gives the same output.
         reduce = tf.reduce_max if stop_early else tf.reduce_min
-        bound_is_met = tf.reduce_all(reduce(finished_scores, axis=1) > best_alive_bound)
-        return tf.logical_and(step < decode_length, tf.logical_not(bound_is_met))
+        bound_is_met = tf.reduce_all(reduce(state.finished_scores, axis=1) > best_alive_bound)
+        return tf.logical_and(state.step < decode_length, tf.logical_not(bound_is_met))
 
-    loop_vars = (
-        tf.constant(0, tf.int32),
-        alive_seq,
-        alive_log_probs,
-        finished_seq,
-        finished_scores,
-        finished_flags,
-        states,
-        ctc_state,
+    # Only beam 0 starts alive; the copies get -INF so the first step draws all
+    # 2 * beam_size candidates from beam 0 (T2T: "initial_ids are prob 1.0").
+    alive_log_probs = tf.tile(tf.constant([[0.0] + [-INF] * (beam_size - 1)]), [batch_size, 1])
+    alive_seq = _expand_to_beam_size(initial_ids, beam_size)[:, :, None]
+    if use_fixed_shapes:
+        # Zeros after the start token, so that unwritten positions read as PAD
+        # exactly like the dynamic version's zero padding.
+        alive_seq = tf.pad(alive_seq, [[0, 0], [0, 0], [0, decode_length]])
+    initial = BeamState(
+        step=tf.constant(0, tf.int32),
+        alive_seq=alive_seq,
+        alive_log_probs=alive_log_probs,
+        finished_seq=tf.zeros_like(alive_seq),
+        finished_scores=tf.fill(tf.shape(alive_log_probs), -INF),
+        finished_flags=tf.zeros(tf.shape(alive_log_probs), tf.bool),
+        states=tf.nest.map_structure(lambda s: _expand_to_beam_size(s, beam_size), states),
+        ctc_state={} if ctc_scorer is None else ctc_scorer.initial_state(beam_size),
     )
     shape_invariants = None
     if not use_fixed_shapes:  # the sequences grow by one column per step
         growing = tf.TensorShape([initial_ids.shape[0], beam_size, None])
         shape_invariants = (
-            tf.TensorShape([]),
-            growing,
-            alive_log_probs.shape,
-            growing,
-            finished_scores.shape,
-            finished_flags.shape,
-            tf.nest.map_structure(_growing_shape, states),
-            tf.nest.map_structure(lambda s: s.shape, ctc_state),
+            tf.nest.map_structure(lambda t: t.shape, initial)._replace(
+                alive_seq=growing,
+                finished_seq=growing,
+                states=tf.nest.map_structure(_growing_shape, initial.states),
+            ),
         )
-    _, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, *_ = (
-        tf.while_loop(not_finished, body, loop_vars, shape_invariants=shape_invariants)
+    (final,) = tf.while_loop(
+        is_not_finished, inner_loop, (initial,), shape_invariants=shape_invariants
     )
 
     # T2T's corner case: a batch item where no beam ever emitted EOS returns
     # its alive beams (and their log probs) rather than empty finished slots.
-    any_finished = tf.reduce_any(finished_flags, axis=1)
-    ids = tf.where(any_finished[:, None, None], finished_seq, alive_seq)
-    scores = tf.where(any_finished[:, None], finished_scores, alive_log_probs)
+    any_finished = tf.reduce_any(final.finished_flags, axis=1)
+    ids = tf.where(any_finished[:, None, None], final.finished_seq, final.alive_seq)
+    scores = tf.where(any_finished[:, None], final.finished_scores, final.alive_log_probs)
     if not use_fixed_shapes:  # stopped early: pad to the promised length
         ids = tf.pad(ids, [[0, 0], [0, 0], [0, decode_length + 1 - tf.shape(ids)[2]]])
     # Drop the start token: callers want the decoded tokens only.

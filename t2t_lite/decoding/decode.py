@@ -56,7 +56,7 @@ def decode_hparams(overrides: str = "") -> HParams:
         max_decode_length=0,  # 0: hparams.max_target_seq_length, else 256
         ctc_weight=MODEL_CTC_WEIGHT,
         silence_dbfs=-60.0,
-        segment_seconds=0.0,  # 0: the training limit (see serving_module.segment_seconds)
+        segment_seconds=0.0,  # 0: the training limit (input_limits.segment_seconds)
     ).parse(overrides)
 
 

@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from t2t_lite.data.problem import EVAL, Problem
 from t2t_lite.data.text_encoders import EOS_ID
+from t2t_lite.decoding.input_limits import input_tokens
 
 
 class InputListError(ValueError):
@@ -72,7 +73,7 @@ def encode_text_lines(
         lines: from `read_input_lines` (blank lines are skipped here).
         path: the file the lines came from (named in errors).
         max_tokens: the most ids (EOS included) the model takes, as the
-            SavedModel enforces it (`serving_module.max_input_tokens`); None: no limit.
+            SavedModel enforces it (`input_limits.max_input_tokens`); None: no limit.
 
     Returns:
         int32 arrays, one per non-blank line, in order.
@@ -92,9 +93,10 @@ def encode_text_lines(
                 f"{path} line {number}: {str(error).rstrip('.')}; inputs must be in the "
                 "problem's vocabulary (for the algorithmic problems: symbols separated by spaces)."
             ) from None
-        if max_tokens is not None and len(ids) + 1 > max_tokens:
+        tokens = input_tokens(len(ids))
+        if max_tokens is not None and tokens > max_tokens:
             raise InputListError(
-                f"{path} line {number} has {len(ids) + 1} tokens (EOS included), more than "
+                f"{path} line {number} has {tokens} tokens (EOS included), more than "
                 f"this model takes ({max_tokens}, from its max_input_seq_length or max_length "
                 "hparam); shorten or split the line."
             )

@@ -9,16 +9,17 @@ Everything between the request and the reply is TF ops, so TF Serving or
 `saved_model_cli` runs the export without t2t-lite (docs/design.md, "Data flow"):
 
 - speech: `waveform` float32 `[batch, samples]` (16 kHz, in [-1, 1], zero
-  padded) and `waveform_length` int32 `[batch]` are featurized by
-  `speech_features.featurize_batch`, the input pipeline's featurization
-  (without dither and SpecAugment);
+  padded) and `waveform_length` int32 `[batch]` go through
+  `decoding/transcriber.py`'s `transcribe_pieces`, the graph the decoder CLI
+  runs in process: featurized by `speech_features.featurize_batch`, the
+  input pipeline's featurization (without dither and SpecAugment);
 - text: `inputs` string `[batch]` is tokenized by the problem's input
   encoder (`tf_encode`) and EOS is appended, as the problem's records have it;
 - decoding is `decode.model_search`, the search the decoder CLI runs, with
   the decode hparams given at export (beam, `alpha`, `ctc_weight`, ...): the
   same hypotheses for the same inputs;
 - a waveform longer than `segment_seconds` (a decode hparam; default the
-  training limit, `max_input_frames`) is transcribed whole: it is split at
+  training limit, see `decoding/input_limits.py`) is transcribed whole: it is split at
   pauses into pieces (`decoding/long_form.py`), the pieces of the batch are
   decoded together and each recording's text is its pieces' texts joined
   with spaces; nothing is truncated;
@@ -44,129 +45,18 @@ from typing import Any
 
 import tensorflow as tf
 
-from t2t_lite.data import audio_features
 from t2t_lite.data.problem import Problem
-from t2t_lite.data.speech_features import featurize_batch, frame_length_samples
 from t2t_lite.data.text_encoders import EOS_ID, TextEncoder
 from t2t_lite.decoding.decode import decode_cap, model_search, resolve_decode_hparams
-from t2t_lite.decoding.long_form import join_pieces, split_recordings
+from t2t_lite.decoding.input_limits import (
+    input_tokens,
+    max_input_frames,
+    max_input_tokens,
+    segment_seconds,
+)
+from t2t_lite.decoding.long_form import join_pieces
+from t2t_lite.decoding.transcriber import transcribe_pieces
 from t2t_lite.hparam import HParams
-
-# Limits used when the hparams set none: 30 s of audio, 256 text tokens.
-DEFAULT_MAX_INPUT_FRAMES = 3000
-DEFAULT_MAX_INPUT_TOKENS = 256
-
-
-def max_input_frames(hparams: HParams) -> int:
-    """The longest speech input the export featurizes, in frames (`audio_frame_step` each).
-
-    The training limits, so a served utterance is never longer than any the
-    model saw: `max_input_seq_length` (frames), else `max_length` (T2T's
-    frames x mel bins) in frames, else `DEFAULT_MAX_INPUT_FRAMES`.
-    """
-    if hparams.get("max_input_seq_length", 0) > 0:
-        return hparams.max_input_seq_length
-    if hparams.get("max_length", 0) > 0:
-        return max(1, hparams.max_length // hparams.audio_num_mel_bins)
-    return DEFAULT_MAX_INPUT_FRAMES
-
-
-def max_input_tokens(hparams: HParams) -> int:
-    """The longest text input the export encodes, in ids including EOS."""
-    for name in ("max_input_seq_length", "max_length"):
-        if hparams.get(name, 0) > 0:
-            return max(2, hparams.get(name))  # room for a token and EOS
-    return DEFAULT_MAX_INPUT_TOKENS
-
-
-def segment_seconds(hparams: HParams, decode_hp: HParams) -> float:
-    """The longest piece of a recording decoded at once: the decode hparam
-    `segment_seconds`, else the training limit `max_input_frames`."""
-    if decode_hp.segment_seconds > 0:
-        return float(decode_hp.segment_seconds)
-    return max_input_frames(hparams) * hparams.audio_frame_step / 1000.0
-
-
-def transcribe_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HParams, cap: int):
-    """Splits recordings into pieces (`long_form.split_recordings`), featurizes
-    and decodes the pieces as one batch.
-
-    Args:
-        model: a speech `Transformer`.
-        waveforms: float32 `[batch, samples]` (16 kHz, [-1, 1], zero padded);
-            non-finite samples are read as 0.
-        lengths: int `[batch]` real samples.
-        hparams: the run's hparams (`audio_*`, length limits).
-        decode_hp: decode hparams (search, `segment_seconds`, `silence_dbfs`).
-        cap: the static decode cap (`decode.decode_cap`).
-
-    Returns:
-        `(ids [pieces, beams, length], scores [pieces, beams], rows [pieces])`:
-        `model_search`'s result for every piece, and the recording each came
-        from (pieces in order).
-    """
-    waveforms = tf.convert_to_tensor(waveforms, tf.float32)
-    waveforms = tf.where(tf.math.is_finite(waveforms), waveforms, 0.0)
-    pieces, piece_lengths, rows = split_recordings(
-        waveforms, lengths, hparams.audio_sample_rate, segment_seconds(hparams, decode_hp)
-    )
-    # Cut here as featurize_batch cuts (it then finds nothing to cut), so the
-    # no-speech test below sees only each piece's sound.
-    pieces, piece_lengths = audio_features.trim_digital_silence(pieces, piece_lengths)
-    features, frame_lengths = featurize_batch(pieces, piece_lengths, hparams)
-    # No speech: a piece quieter than `silence_dbfs`, or shorter than one
-    # frame's window (25 ms holds no word). Frame length 0 decodes to "".
-    silent = audio_features.level_dbfs(pieces, piece_lengths) < decode_hp.silence_dbfs
-    silent |= piece_lengths < frame_length_samples(hparams)
-    frame_lengths = tf.where(silent, 0, frame_lengths)
-    features = {"inputs": features, "inputs_length": frame_lengths}
-    ids, scores = model_search(model, features, decode_hp, cap)
-    return ids, scores, rows
-
-
-class WaveformTranscriber:
-    """The SavedModel's speech path in process: `transcribe_pieces`, traced once,
-    with each recording's piece texts joined as the graph joins them.
-
-    Args:
-        model, hparams, decode_hp, cap: as for `transcribe_pieces`.
-        target_encoder: the problem's target encoder (any, graph ops or not).
-
-    Call arguments:
-        waveforms: float32 `[batch, samples]`, zero padded.
-        lengths: int `[batch]` real samples.
-
-    Returns:
-        A list (one per recording) of `(beam_texts, beam_scores)`: the text of
-        each beam, best first, and each beam's score summed over the pieces
-        (as the SavedModel sums them).
-    """
-
-    def __init__(self, model, hparams: HParams, decode_hp: HParams, cap: int, target_encoder):
-        self._encoder = target_encoder
-        decode_hp = resolve_decode_hparams(model, decode_hp)
-        self._transcribe = tf.function(
-            lambda waveforms, lengths: transcribe_pieces(
-                model, waveforms, lengths, hparams, decode_hp, cap
-            ),
-            input_signature=[
-                tf.TensorSpec([None, None], tf.float32),
-                tf.TensorSpec([None], tf.int32),
-            ],
-        )
-
-    def __call__(self, waveforms, lengths) -> list[tuple[list[str], list[float]]]:
-        ids, scores, rows = (t.numpy() for t in self._transcribe(waveforms, lengths))
-        results = []
-        for row in range(len(lengths)):
-            pieces = [p for p in range(len(rows)) if rows[p] == row]
-            beams = [
-                " ".join(t for t in (self._encoder.decode(ids[p, k]) for p in pieces) if t)
-                for k in range(ids.shape[1])
-            ]
-            beam_scores = [float(sum(scores[p, k] for p in pieces)) for k in range(ids.shape[1])]
-            results.append((beams, beam_scores))
-        return results
 
 
 @dataclasses.dataclass
@@ -265,7 +155,7 @@ class ServingModule(tf.Module):
     def _serve_text(self, inputs):
         inputs = tf.ensure_shape(inputs, [None])  # see _serve_speech
         ids = self._parts.encoders["inputs"].tf_encode(inputs)
-        longest = tf.reduce_max(tf.concat([ids.row_lengths(), [0]], axis=0)) + 1  # + EOS
+        longest = input_tokens(tf.reduce_max(tf.concat([ids.row_lengths(), [0]], axis=0)))
         fits = tf.debugging.assert_less_equal(
             tf.cast(longest, tf.int32),
             self.max_input_tokens,

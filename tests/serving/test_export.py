@@ -28,12 +28,12 @@ from t2t_lite import registry, run_dir
 from t2t_lite.data.audio_io import read_audio
 from t2t_lite.data.speech_features import featurize, featurize_batch
 from t2t_lite.decoding import trained_model
-from t2t_lite.decoding.decode import DEFAULT_CTC_WEIGHT, BatchDecoder, decode_cap, decode_hparams
+from t2t_lite.decoding.decode import DEFAULT_CTC_WEIGHT, BatchDecoder, decode_hparams
 from t2t_lite.decoding.long_form import split_recordings
 from t2t_lite.hparam import create_hparams
 from t2t_lite.models.checkpointable import model_weights
 from t2t_lite.serving import export
-from t2t_lite.serving.serving_module import ServingModule, WaveformTranscriber
+from t2t_lite.serving.serving_module import ServingModule
 from t2t_lite.training.losses import padded_cross_entropy, summed_ctc_loss
 
 # Real utterances of tests/conftest.py's librispeech_mini.
@@ -482,23 +482,6 @@ def test_degenerate_requests_return_empty_text_per_row(served, name):
     assert "error" not in result, result
     assert result["outputs"] == [""] * len(DEGENERATE[name])
     assert result["scores"] == [0.0] * len(DEGENERATE[name])
-
-
-def test_degenerate_requests_return_empty_text_in_process(speech_run):
-    hparams = speech_run.hparams
-    decode_hp = decode_hparams(run_decode_hparams(speech_run))
-    transcriber = WaveformTranscriber(
-        speech_run.model,
-        hparams,
-        decode_hp,
-        decode_cap(hparams, decode_hp),
-        speech_run.encoders["targets"],
-    )
-    for name, waveform in DEGENERATE.items():
-        lengths = np.full([len(waveform)], waveform.shape[1], np.int32)
-        results = transcriber(waveform.astype(np.float32), lengths)
-        assert [beams[0] for beams, _ in results] == [""] * len(waveform), name
-        assert [scores for _, scores in results] == [[0.0, 0.0]] * len(waveform), name
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The pieces of the serving graph: in-graph text encoders, input limits, return_beams."""
+"""The pieces of the serving graph: in-graph text encoders, return_beams."""
 
 from __future__ import annotations
 
@@ -10,14 +10,8 @@ from t2t_lite import registry
 from t2t_lite.data.text_encoders import ByteTextEncoder, IntegerEncoder
 from t2t_lite.decoding import trained_model
 from t2t_lite.decoding.decode import decode_hparams
-from t2t_lite.hparam import HParams, create_hparams
-from t2t_lite.serving.serving_module import (
-    DEFAULT_MAX_INPUT_FRAMES,
-    ServingModule,
-    max_input_frames,
-    max_input_tokens,
-    segment_seconds,
-)
+from t2t_lite.hparam import create_hparams
+from t2t_lite.serving.serving_module import ServingModule
 
 TEXTS = ["hello world", "", "héllo ✓", "a"]
 # Rows with EOS mid-row, padding inside and after, and invalid UTF-8.
@@ -55,29 +49,6 @@ def test_integer_encoder_graph_op_rejects_bad_symbols(text):
     encoder = IntegerEncoder(3)
     with pytest.raises(tf.errors.InvalidArgumentError, match="space-separated symbols 0..2"):
         tf.function(encoder.tf_encode)(tf.constant([text]))
-
-
-def test_input_limits_follow_the_training_limits():
-    speech = HParams(
-        max_input_seq_length=0,
-        max_length=0,
-        audio_num_mel_bins=80,
-        audio_frame_step=10.0,
-        audio_sample_rate=16000,
-        audio_preemphasis=0.97,
-    )
-    assert max_input_frames(speech) == DEFAULT_MAX_INPUT_FRAMES
-    speech.max_length = 1650 * 80  # T2T's frames x mel bins
-    assert max_input_frames(speech) == 1650
-    speech.max_input_seq_length = 1550
-    assert max_input_frames(speech) == 1550
-    # Long recordings are split into pieces of the training limit, unless told.
-    assert segment_seconds(speech, decode_hparams()) == 15.5
-    assert segment_seconds(speech, decode_hparams("segment_seconds=6")) == 6.0
-    text = HParams(max_input_seq_length=0, max_length=256)
-    assert max_input_tokens(text) == 256
-    text.max_input_seq_length = 12
-    assert max_input_tokens(text) == 12
 
 
 def test_return_beams_gives_every_beam_best_first():

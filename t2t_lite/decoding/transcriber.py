@@ -1,0 +1,116 @@
+"""Speech transcription from waveforms: the graph the SavedModel serves, in process.
+
+`transcribe_pieces` is the whole speech path between a request's waveforms
+and the search's ids: long recordings split at pauses
+(`long_form.split_recordings`), the pieces featurized by the input
+pipeline's `speech_features.featurize_batch`, pieces with no speech given
+frame length 0 (they decode to ""), then `decode.model_search`. The exported
+SavedModel traces it; `WaveformTranscriber` runs it in process for
+`t2t-lite-decoder` and scripts, so both give the same transcripts.
+
+Example:
+```python
+decode_hp = decode_hparams("beam_size=4")
+transcriber = WaveformTranscriber(
+    model, hparams, decode_hp, decode_cap(hparams, decode_hp), target_encoder
+)
+for beams, scores in transcriber(waveforms, lengths):  # one per recording
+    print(beams[0], scores[0])  # its best transcript and that one's score
+```
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from t2t_lite.data import audio_features
+from t2t_lite.data.speech_features import featurize_batch, frame_length_samples
+from t2t_lite.decoding.decode import model_search, resolve_decode_hparams
+from t2t_lite.decoding.input_limits import segment_seconds
+from t2t_lite.decoding.long_form import split_recordings
+from t2t_lite.hparam import HParams
+
+
+def transcribe_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HParams, cap: int):
+    """Splits recordings into pieces (`long_form.split_recordings`), featurizes
+    and decodes the pieces as one batch.
+
+    Args:
+        model: a speech `Transformer`.
+        waveforms: float32 `[batch, samples]` (16 kHz, [-1, 1], zero padded);
+            non-finite samples are read as 0.
+        lengths: int `[batch]` real samples.
+        hparams: the run's hparams (`audio_*`, length limits).
+        decode_hp: decode hparams (search, `segment_seconds`, `silence_dbfs`).
+        cap: the static decode cap (`decode.decode_cap`).
+
+    Returns:
+        `(ids [pieces, beams, length], scores [pieces, beams], rows [pieces])`:
+        `model_search`'s result for every piece, and the recording each came
+        from (pieces in order).
+    """
+    waveforms = audio_features.zero_non_finite(tf.convert_to_tensor(waveforms, tf.float32))
+    pieces, piece_lengths, rows = split_recordings(
+        waveforms, lengths, hparams.audio_sample_rate, segment_seconds(hparams, decode_hp)
+    )
+    # Cut here as featurize_batch cuts (it then finds nothing to cut), so the
+    # no-speech test below sees only each piece's sound.
+    pieces, piece_lengths = audio_features.trim_digital_silence(pieces, piece_lengths)
+    features, frame_lengths = featurize_batch(pieces, piece_lengths, hparams)
+    # No speech: a piece quieter than `silence_dbfs`, or shorter than one
+    # frame's window (25 ms holds no word). Frame length 0 decodes to "".
+    silent = audio_features.level_dbfs(pieces, piece_lengths) < decode_hp.silence_dbfs
+    silent |= piece_lengths < frame_length_samples(hparams)
+    frame_lengths = tf.where(silent, 0, frame_lengths)
+    features = {"inputs": features, "inputs_length": frame_lengths}
+    ids, scores = model_search(model, features, decode_hp, cap)
+    return ids, scores, rows
+
+
+class WaveformTranscriber:
+    """The SavedModel's speech path in process: `transcribe_pieces`, traced once,
+    with each recording's piece texts joined as the graph joins them.
+
+    Args:
+        model, hparams, decode_hp, cap: as for `transcribe_pieces`.
+        target_encoder: the problem's target encoder (any, graph ops or not).
+
+    Call arguments:
+        waveforms: float32 `[batch, samples]`, zero padded.
+        lengths: int `[batch]` real samples.
+
+    Returns:
+        A list (one per recording) of `(beam_texts, beam_scores)`: the text of
+        each beam, best first, and each beam's score summed over the pieces
+        (as the SavedModel sums them).
+
+    Raises:
+        ValueError: decode hparams the model cannot honour (see
+            `decode.resolve_decode_hparams`).
+    """
+
+    def __init__(self, model, hparams: HParams, decode_hp: HParams, cap: int, target_encoder):
+        self._encoder = target_encoder
+        decode_hp = resolve_decode_hparams(model, decode_hp)
+        self._transcribe = tf.function(
+            lambda waveforms, lengths: transcribe_pieces(
+                model, waveforms, lengths, hparams, decode_hp, cap
+            ),
+            input_signature=[
+                tf.TensorSpec([None, None], tf.float32),
+                tf.TensorSpec([None], tf.int32),
+            ],
+        )
+
+    def __call__(self, waveforms, lengths) -> list[tuple[list[str], list[float]]]:
+        ids, scores, rows = (t.numpy() for t in self._transcribe(waveforms, lengths))
+        results = []
+        for row in range(len(lengths)):
+            pieces = [p for p in range(len(rows)) if rows[p] == row]
+            beams = [
+                " ".join(t for t in (self._encoder.decode(ids[p, k]) for p in pieces) if t)
+                for k in range(ids.shape[1])
+            ]
+            beam_scores = [float(sum(scores[p, k] for p in pieces)) for k in range(ids.shape[1])]
+            results.append((beams, beam_scores))
+        return results

@@ -1,0 +1,40 @@
+"""The input-limit rule: how long an input a model takes, and how long a piece is."""
+
+from t2t_lite.decoding.decode import decode_hparams
+from t2t_lite.decoding.input_limits import (
+    DEFAULT_MAX_INPUT_FRAMES,
+    input_tokens,
+    max_input_frames,
+    max_input_tokens,
+    segment_seconds,
+)
+from t2t_lite.hparam import HParams
+
+
+def test_input_limits_follow_the_training_limits():
+    speech = HParams(
+        max_input_seq_length=0,
+        max_length=0,
+        audio_num_mel_bins=80,
+        audio_frame_step=10.0,
+        audio_sample_rate=16000,
+        audio_preemphasis=0.97,
+    )
+    assert max_input_frames(speech) == DEFAULT_MAX_INPUT_FRAMES
+    speech.max_length = 1650 * 80  # T2T's frames x mel bins
+    assert max_input_frames(speech) == 1650
+    speech.max_input_seq_length = 1550
+    assert max_input_frames(speech) == 1550
+    # Long recordings are split into pieces of the training limit, unless told.
+    assert segment_seconds(speech, decode_hparams()) == 15.5
+    assert segment_seconds(speech, decode_hparams("segment_seconds=6")) == 6.0
+    text = HParams(max_input_seq_length=0, max_length=256)
+    assert max_input_tokens(text) == 256
+    text.max_input_seq_length = 12
+    assert max_input_tokens(text) == 12
+
+
+def test_a_text_input_counts_its_eos():
+    text = HParams(max_input_seq_length=12, max_length=0)
+    assert input_tokens(11) == max_input_tokens(text)  # 11 ids + EOS fit
+    assert input_tokens(12) > max_input_tokens(text)

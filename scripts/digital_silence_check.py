@@ -10,7 +10,9 @@ and the SavedModel decode audio (`WaveformTranscriber`), and prints each WER:
 - each with `--pad_seconds` of exact zeros before and after;
 - joined `--group` at a time into recordings whose pauses are
   `--pause_seconds` of exact zeros (split at those pauses, as long
-  recordings are).
+  recordings are, when they are long enough to be pauses);
+- the same recordings with pauses of quiet noise instead (the control:
+  what joining costs whatever the pauses are made of).
 
 A model that reads digital silence as the pause it is gives the same WER
 three times (within noise). Utterances whose transcripts change are listed.
@@ -79,6 +81,26 @@ def main() -> None:
         ]
     )
     joined_references = [" ".join(references[g : g + args.group]) for g in groups]
+    # The control: the same recordings with pauses of quiet noise (40 dB under
+    # their speech), as recorded audio has; what remains is the joining's own cost.
+    rng = np.random.default_rng(0)
+
+    def noise_pause(group: list[np.ndarray]) -> np.ndarray:
+        level = np.sqrt(np.mean(np.square(np.concatenate(group)))) * 10 ** (-40 / 20)
+        return (level * rng.standard_normal(len(pause))).astype(np.float32)
+
+    noisy = transcribe(
+        [
+            np.concatenate(
+                [
+                    part
+                    for w in waveforms[g : g + args.group]
+                    for part in (w, noise_pause(waveforms[g : g + args.group]))
+                ]
+            )
+            for g in groups
+        ]
+    )
 
     def wer(hypotheses, truths) -> str:
         return f"{100 * jiwer.wer(truths, hypotheses):.2f}%"
@@ -89,6 +111,10 @@ def main() -> None:
     print(
         f"  {args.group} per recording, {args.pause_seconds} s zero pauses   "
         f"{wer(joined, joined_references)}"
+    )
+    print(
+        f"  {args.group} per recording, {args.pause_seconds} s noise pauses  "
+        f"{wer(noisy, joined_references)}"
     )
     for reference, one, with_zeros in zip(references, alone, padded, strict=True):
         if one != with_zeros:

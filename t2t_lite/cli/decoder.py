@@ -25,6 +25,11 @@ jiwer and sacrebleu over exactly the lines written. With the decode hparam
 `return_beams`, each line holds every beam and its score, tab separated
 (`beam<TAB>score<TAB>beam<TAB>score...`, best first). A missing output
 directory is created before decoding.
+
+For a speech model with a CTC head, `<decode_to_file>.words.jsonl` holds,
+line for line, the text and its words with start and end seconds and a
+confidence (`decoding/word_times.py`); with audio files, `--output_format`
+also writes one txt/json/srt/vtt file per audio file beside it.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from t2t_lite.cli import common
 from t2t_lite.data import shards
 from t2t_lite.data.audio_io import AudioError, read_audio
 from t2t_lite.data.problem import EVAL, TEST
-from t2t_lite.decoding import scoring
+from t2t_lite.decoding import scoring, subtitles
 from t2t_lite.decoding.decode import BatchDecoder, decode_hparams
 from t2t_lite.decoding.input_limits import max_input_tokens
 from t2t_lite.decoding.inputs import (
@@ -66,6 +71,14 @@ flags.DEFINE_string("decode_from_file", None, "Text lines, or audio paths, one p
 flags.DEFINE_string("decode_to_file", None, "Where hypotheses are written, one per line.")
 flags.DEFINE_string("checkpoint_path", None, "A checkpoint prefix or directory to decode with.")
 flags.DEFINE_string("dataset_split", None, "test or dev (default: test if it exists, else dev).")
+flags.DEFINE_enum(
+    "output_format",
+    None,
+    list(subtitles.OUTPUT_FORMATS),
+    "With audio in --decode_from_file: also write one file per audio file, named after it, "
+    "beside --decode_to_file: its text (txt), text and timed words (json), or subtitles "
+    "(srt, vtt).",
+)
 
 FLAGS = flags.FLAGS
 
@@ -95,20 +108,56 @@ def _lines_to_decode() -> list[str] | None:
     return lines
 
 
-def _transcribed(beams_and_scores, references=None, inputs=None) -> list[dict]:
-    count = len(beams_and_scores)
+def _transcribed(transcriber, waveforms, lengths, references=None, inputs=None) -> list[dict]:
+    """A batch's transcripts: every beam and its score, and with a CTC head the
+    best beam's timed words."""
+    if transcriber.timed_words:
+        results = transcriber.timed(waveforms, lengths)
+    else:
+        results = [(beams, scores, None) for beams, scores in transcriber(waveforms, lengths)]
+    count = len(results)
     return [
         {
             "hypothesis": beams[0],
             "beams": beams,
             "scores": scores,
+            "words": words,
             "reference": reference,
             "input": source,
         }
-        for (beams, scores), reference, source in zip(
-            beams_and_scores, references or [None] * count, inputs or [None] * count, strict=True
+        for (beams, scores, words), reference, source in zip(
+            results, references or [None] * count, inputs or [None] * count, strict=True
         )
     ]
+
+
+def _write_word_times(target: str, decoded: list[dict], sources: list[str]) -> str:
+    """`<target>.words.jsonl`: per line, the audio, its text and its timed words."""
+    path = target + ".words.jsonl"
+    lines = [
+        subtitles.to_json(d["hypothesis"], d.get("words") or [], source or None)
+        for d, source in zip(decoded, sources, strict=True)
+    ]
+    write_atomically(path, "\n".join(lines) + "\n")
+    return path
+
+
+def _write_per_audio(target: str, decoded: list[dict], paths: list[str]) -> int:
+    """One `--output_format` file per audio file, named after it, beside `target`."""
+    directory, written, taken = os.path.dirname(os.path.abspath(target)), 0, set()
+    for d, path in zip(decoded, paths, strict=True):
+        if not path:
+            continue
+        stem = os.path.splitext(os.path.basename(path))[0]
+        name, number = stem, 1
+        while name in taken:  # two audio files of one name, in other directories
+            number += 1
+            name = f"{stem}-{number}"
+        taken.add(name)
+        text = subtitles.render(FLAGS.output_format, d["hypothesis"], d.get("words") or [])
+        write_atomically(os.path.join(directory, f"{name}.{FLAGS.output_format}"), text)
+        written += 1
+    return written
 
 
 def _searched(decoder, features, encoder) -> list[dict]:
@@ -127,7 +176,7 @@ def _searched(decoder, features, encoder) -> list[dict]:
 def _with_blank_lines(lines: list[str], decoded: list[dict]) -> list[dict]:
     """`decoded` (one per non-blank line) spread back over `lines`: blank stays blank."""
     answers = iter(decoded)
-    blank = {"hypothesis": "", "beams": [], "scores": []}
+    blank = {"hypothesis": "", "beams": [], "scores": [], "words": []}
     return [next(answers) if line else blank for line in lines]
 
 
@@ -142,19 +191,25 @@ def _decode_file(settings, decoder, decode_hp, lines: list[str], target: str) ->
         waveforms = [read_audio(path, strict=False) for path in lines if path]
         soundless = sum(not np.any(waveform) for waveform in waveforms)
         for batch, lengths in waveform_batches(waveforms, decode_hp.batch_size):
-            decoded += _transcribed(decoder(batch, lengths))
+            decoded += _transcribed(decoder, batch, lengths)
     else:
         encoded = _encoded_lines(settings, lines)
         for features in text_batches(encoded, decode_hp.batch_size):
             decoded += _searched(decoder, features, encoder)
     decoded = _with_blank_lines(lines, decoded)
     write_atomically(target, "\n".join(_lines_out(decoded, decode_hp.return_beams)) + "\n")
+    extra = ""
+    if isinstance(decoder, WaveformTranscriber) and decoder.timed_words:
+        extra += f"; word times in {_write_word_times(target, decoded, lines)}"
+    if FLAGS.output_format:
+        written = _write_per_audio(target, decoded, lines)
+        extra += f"; {written} .{FLAGS.output_format} files beside it"
     blank = lines.count("")
     blanks = f" ({blank} blank line{'s' if blank != 1 else ''} left blank)" if blank else ""
     if soundless:
         plural = "s" if soundless != 1 else ""
         blanks += f" ({soundless} audio file{plural} with no sound decoded as empty lines)"
-    return f"decoded {len(decoded)} lines of {FLAGS.decode_from_file} into {target}{blanks}"
+    return f"decoded {len(decoded)} lines of {FLAGS.decode_from_file} into {target}{blanks}{extra}"
 
 
 def _encoded_lines(settings, lines: list[str]) -> list[np.ndarray]:
@@ -187,7 +242,7 @@ def _decode_split(settings, decoder, decode_hp, split: str, target: str) -> str:
         batches = record_waveform_batches(problem, data_dir, split, decode_hp.batch_size)
         for waveforms, lengths, targets, utterance_ids in batches:
             references = [encoder.decode(row) for row in targets]
-            decoded += _transcribed(decoder(waveforms, lengths), references, utterance_ids)
+            decoded += _transcribed(decoder, waveforms, lengths, references, utterance_ids)
     else:
         # Every example in record order, in fixed-size batches: none dropped.
         inputs_encoder = problem.feature_encoders(data_dir).get("inputs", encoder)
@@ -210,6 +265,8 @@ def _decode_split(settings, decoder, decode_hp, split: str, target: str) -> str:
     scores = scoring.score(scoring.decode_metrics(problem), hypotheses, references)
     scores["examples"] = len(decoded)
     write_atomically(target + ".metrics.json", json.dumps(scores, indent=2, sort_keys=True))
+    if isinstance(decoder, WaveformTranscriber) and decoder.timed_words:
+        _write_word_times(target, decoded, [d["input"] or "" for d in decoded])
     summary = ", ".join(
         f"{name.upper() if name in ('wer', 'cer', 'bleu') else name} {value:.4f}"
         if isinstance(value, float)
@@ -244,6 +301,15 @@ def main(argv: list[str]) -> int:
     lines = _lines_to_decode()  # a list that is not text fails before anything else
     settings = common.run_settings(output_dir, ignored=("tmp_dir",))
     problem, data_dir = settings.problem, settings.data_dir
+    if FLAGS.output_format and not (lines and problem.input_modality == "speech"):
+        raise common.CliError(
+            "--output_format writes one file per audio file: give audio paths with "
+            f"--decode_from_file (problem {problem.name} takes {problem.input_modality or 'no'} "
+            "inputs)."
+            if lines
+            else "--output_format writes one file per audio file: give audio paths with "
+            "--decode_from_file."
+        )
     if lines and problem.input_modality != "speech":
         _encoded_lines(settings, lines)  # a bad line fails before the model loads
     split = None if lines else _default_split(problem, data_dir)

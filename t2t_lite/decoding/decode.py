@@ -75,6 +75,11 @@ def decode_length(encoded_length, extra_length: int, cap: int):
     return tf.clip_by_value(wanted, 1, cap)
 
 
+def has_ctc_head(model) -> bool:
+    """Whether `model` was built with a CTC head (joint decoding, word times)."""
+    return getattr(model, "ctc_projection", None) is not None
+
+
 def resolve_decode_hparams(model, decode_hp: HParams) -> HParams:
     """The decode hparams for `model`: a copy with an unset `ctc_weight` made
     the model's (`DEFAULT_CTC_WEIGHT` with a CTC head, 0 without), checked.
@@ -84,8 +89,7 @@ def resolve_decode_hparams(model, decode_hp: HParams) -> HParams:
     """
     decode_hp = decode_hp.copy()
     if decode_hp.ctc_weight == MODEL_CTC_WEIGHT:
-        has_ctc_head = getattr(model, "ctc_projection", None) is not None
-        decode_hp.ctc_weight = DEFAULT_CTC_WEIGHT if has_ctc_head else 0.0
+        decode_hp.ctc_weight = DEFAULT_CTC_WEIGHT if has_ctc_head(model) else 0.0
     _check_decode_hparams(model, decode_hp)
     return decode_hp
 
@@ -96,7 +100,7 @@ def _check_decode_hparams(model, decode_hp: HParams) -> None:
         raise ValueError("decoding needs a problem with inputs (a language model has none).")
     if not 0.0 <= decode_hp.ctc_weight <= 1.0:
         raise ValueError(f"decode hparam ctc_weight must be in [0, 1], got {decode_hp.ctc_weight}.")
-    if decode_hp.ctc_weight > 0 and getattr(model, "ctc_projection", None) is None:
+    if decode_hp.ctc_weight > 0 and not has_ctc_head(model):
         raise ValueError(
             f"decode hparam ctc_weight={decode_hp.ctc_weight} needs a model with a CTC head; "
             "this one was trained without one (train with hparam ctc_loss_weight > 0), "

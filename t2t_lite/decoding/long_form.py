@@ -156,3 +156,18 @@ def join_pieces(texts: tf.Tensor, rows: tf.Tensor, num_rows) -> tf.Tensor:
         tf.boolean_mask(texts, keep), tf.boolean_mask(rows, keep), nrows=num_rows
     )
     return tf.strings.reduce_join(grouped, axis=1, separator=" ")
+
+
+def piece_starts(piece_lengths: tf.Tensor, rows: tf.Tensor, num_rows) -> tf.Tensor:
+    """Where each piece of `split_recordings` starts in its recording (samples).
+
+    A recording's pieces are consecutive and cover it from its first sample,
+    so a piece starts where the ones before it in its recording end.
+
+    Example:
+    >>> piece_starts(tf.constant([3, 4, 5, 2]), tf.constant([0, 0, 1, 1]), 2).numpy()
+    array([0, 3, 0, 5], dtype=int32)
+    """
+    ends_before = tf.cumsum(tf.cast(piece_lengths, tf.int32), exclusive=True)
+    row_start = tf.math.unsorted_segment_min(ends_before, rows, num_rows)
+    return ends_before - tf.gather(row_start, rows)

@@ -25,10 +25,34 @@ import tensorflow as tf
 
 from t2t_lite.data import audio_features
 from t2t_lite.data.speech_features import featurize_batch, frame_length_samples
-from t2t_lite.decoding.decode import model_search, resolve_decode_hparams
+from t2t_lite.decoding.decode import has_ctc_head, model_search, resolve_decode_hparams
 from t2t_lite.decoding.input_limits import segment_seconds
-from t2t_lite.decoding.long_form import split_recordings
+from t2t_lite.decoding.long_form import piece_starts, split_recordings
+from t2t_lite.decoding.subtitles import TimedWord
+from t2t_lite.decoding.word_times import WordTimer, join_word_times
 from t2t_lite.hparam import HParams
+
+
+def _pieces(waveforms, lengths, hparams: HParams, decode_hp: HParams):
+    """Recordings -> the features of their pieces, each piece's recording, and
+    where its first sample after the cut lies in its recording (seconds)."""
+    waveforms = audio_features.zero_non_finite(tf.convert_to_tensor(waveforms, tf.float32))
+    pieces, piece_lengths, rows = split_recordings(
+        waveforms, lengths, hparams.audio_sample_rate, segment_seconds(hparams, decode_hp)
+    )
+    starts = piece_starts(piece_lengths, rows, tf.shape(waveforms)[0])
+    # Cut here as featurize_batch cuts (it then finds nothing to cut), so the
+    # no-speech test below sees only each piece's sound.
+    cut, _ = audio_features.sounding_span(pieces, piece_lengths)
+    pieces, piece_lengths = audio_features.trim_digital_silence(pieces, piece_lengths)
+    features, frame_lengths = featurize_batch(pieces, piece_lengths, hparams)
+    # No speech: a piece quieter than `silence_dbfs`, or shorter than one
+    # frame's window (25 ms holds no word). Frame length 0 decodes to "".
+    silent = audio_features.level_dbfs(pieces, piece_lengths) < decode_hp.silence_dbfs
+    silent |= piece_lengths < frame_length_samples(hparams)
+    frame_lengths = tf.where(silent, 0, frame_lengths)
+    offsets = tf.cast(starts + cut, tf.float32) / hparams.audio_sample_rate
+    return {"inputs": features, "inputs_length": frame_lengths}, rows, offsets
 
 
 def transcribe_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HParams, cap: int):
@@ -49,22 +73,40 @@ def transcribe_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HP
         `model_search`'s result for every piece, and the recording each came
         from (pieces in order).
     """
-    waveforms = audio_features.zero_non_finite(tf.convert_to_tensor(waveforms, tf.float32))
-    pieces, piece_lengths, rows = split_recordings(
-        waveforms, lengths, hparams.audio_sample_rate, segment_seconds(hparams, decode_hp)
-    )
-    # Cut here as featurize_batch cuts (it then finds nothing to cut), so the
-    # no-speech test below sees only each piece's sound.
-    pieces, piece_lengths = audio_features.trim_digital_silence(pieces, piece_lengths)
-    features, frame_lengths = featurize_batch(pieces, piece_lengths, hparams)
-    # No speech: a piece quieter than `silence_dbfs`, or shorter than one
-    # frame's window (25 ms holds no word). Frame length 0 decodes to "".
-    silent = audio_features.level_dbfs(pieces, piece_lengths) < decode_hp.silence_dbfs
-    silent |= piece_lengths < frame_length_samples(hparams)
-    frame_lengths = tf.where(silent, 0, frame_lengths)
-    features = {"inputs": features, "inputs_length": frame_lengths}
+    features, rows, _ = _pieces(waveforms, lengths, hparams, decode_hp)
     ids, scores = model_search(model, features, decode_hp, cap)
     return ids, scores, rows
+
+
+def transcribe_pieces_timed(
+    model, waveforms, lengths, hparams: HParams, decode_hp: HParams, cap: int, timer: WordTimer
+):
+    """`transcribe_pieces`, and when each word of each recording's best
+    hypothesis was said (`word_times`), in the recording's clock.
+
+    The encoder runs once more on the pieces for the CTC posteriors the
+    words are aligned to (the search keeps only its own state).
+
+    Args:
+        model: a speech `Transformer` with a CTC head.
+        waveforms, lengths, hparams, decode_hp, cap: as for `transcribe_pieces`.
+        timer: a `WordTimer` for the model's targets.
+
+    Returns:
+        `(ids, scores, rows, word_times)`: `transcribe_pieces`' results and a
+        `WordTimes` with one row per recording.
+    """
+    if not has_ctc_head(model):
+        raise ValueError(
+            "word timestamps need a model trained with a CTC head "
+            "(train with hparam ctc_loss_weight > 0)."
+        )
+    features, rows, offsets = _pieces(waveforms, lengths, hparams, decode_hp)
+    ids, scores = model_search(model, features, decode_hp, cap)
+    memory, _ = model.encode(features, training=False)
+    encoded_lengths = model.encoded_length(features["inputs_length"])
+    piece_times = timer(model.ctc_log_probs(memory), encoded_lengths, ids[:, 0], offsets)
+    return ids, scores, rows, join_word_times(piece_times, rows, tf.shape(waveforms)[0])
 
 
 class WaveformTranscriber:
@@ -92,20 +134,59 @@ class WaveformTranscriber:
     def __init__(self, model, hparams: HParams, decode_hp: HParams, cap: int, target_encoder):
         self._encoder = target_encoder
         decode_hp = resolve_decode_hparams(model, decode_hp)
+        self.timed_words = has_ctc_head(model)  # word times need the CTC head
+        signature = [tf.TensorSpec([None, None], tf.float32), tf.TensorSpec([None], tf.int32)]
         self._transcribe = tf.function(
             lambda waveforms, lengths: transcribe_pieces(
                 model, waveforms, lengths, hparams, decode_hp, cap
             ),
-            input_signature=[
-                tf.TensorSpec([None, None], tf.float32),
-                tf.TensorSpec([None], tf.int32),
-            ],
+            input_signature=signature,
         )
+        self._transcribe_timed = None
+        if self.timed_words:
+            timer = WordTimer(target_encoder.token_surfaces(), hparams)
+            self._transcribe_timed = tf.function(
+                lambda waveforms, lengths: transcribe_pieces_timed(
+                    model, waveforms, lengths, hparams, decode_hp, cap, timer
+                ),
+                input_signature=signature,
+            )
 
     def __call__(self, waveforms, lengths) -> list[tuple[list[str], list[float]]]:
         ids, scores, rows = (t.numpy() for t in self._transcribe(waveforms, lengths))
+        return self._beams(ids, scores, rows, len(lengths))
+
+    def timed(self, waveforms, lengths) -> list[tuple[list[str], list[float], list[TimedWord]]]:
+        """As calling it, and each recording's words of its best beam, timed
+        (`word_times`); needs a model with a CTC head (`timed_words`)."""
+        if self._transcribe_timed is None:
+            raise ValueError(
+                "word timestamps need a model trained with a CTC head "
+                "(train with hparam ctc_loss_weight > 0)."
+            )
+        ids, scores, rows, times = self._transcribe_timed(waveforms, lengths)
+        beams = self._beams(ids.numpy(), scores.numpy(), rows.numpy(), len(lengths))
+        words, starts, ends, confidences, counts = (t.numpy() for t in times)
+        return [
+            (
+                texts,
+                beam_scores,
+                [
+                    TimedWord(
+                        words[row, i].decode("utf-8", errors="replace"),
+                        float(starts[row, i]),
+                        float(ends[row, i]),
+                        float(confidences[row, i]),
+                    )
+                    for i in range(counts[row])
+                ],
+            )
+            for row, (texts, beam_scores) in enumerate(beams)
+        ]
+
+    def _beams(self, ids, scores, rows, num_rows) -> list[tuple[list[str], list[float]]]:
         results = []
-        for row in range(len(lengths)):
+        for row in range(num_rows):
             pieces = [p for p in range(len(rows)) if rows[p] == row]
             beams = [
                 " ".join(t for t in (self._encoder.decode(ids[p, k]) for p in pieces) if t)

@@ -182,3 +182,40 @@ class WordTimer:
             ],
             num_words=num_words,
         )
+
+
+def join_word_times(times: WordTimes, rows, num_rows) -> WordTimes:
+    """Each recording's pieces' words, in order: `WordTimes` of `num_rows` rows.
+
+    Args:
+        times: `WordTimes` of the pieces (`split_recordings`' order), with
+            times already in their recordings' clocks.
+        rows: int `[pieces]`: the recording each piece came from.
+        num_rows: recordings.
+
+    Returns:
+        `WordTimes` `[num_rows, max_words]`.
+    """
+    rows = tf.cast(rows, tf.int32)
+    counts = times.num_words
+    before = tf.cumsum(counts, exclusive=True)
+    first_in_row = before - tf.gather(tf.math.unsorted_segment_min(before, rows, num_rows), rows)
+    width_in = tf.shape(times.words)[1]
+    valid = tf.sequence_mask(counts, width_in)  # [pieces, words]
+    position = first_in_row[:, None] + tf.range(width_in)[None, :]
+    row = tf.broadcast_to(rows[:, None], tf.shape(position))
+    index = tf.boolean_mask(tf.stack([row, position], axis=-1), valid)
+    num_words = tf.math.unsorted_segment_sum(counts, rows, num_rows)
+    shape = tf.stack([num_rows, tf.reduce_max(tf.concat([num_words, [0]], axis=0))])
+
+    def scatter(values, empty):
+        filled = tf.fill(shape, tf.constant(empty, values.dtype))
+        return tf.tensor_scatter_nd_update(filled, index, tf.boolean_mask(values, valid))
+
+    return WordTimes(
+        words=scatter(times.words, ""),
+        starts=scatter(times.starts, -1.0),
+        ends=scatter(times.ends, -1.0),
+        confidences=scatter(times.confidences, 0.0),
+        num_words=num_words,
+    )

@@ -200,5 +200,6 @@ def export_run(
     for name in ("max_input_frames", "segment_seconds", "max_input_tokens"):
         if hasattr(module, name):
             metadata[name] = getattr(module, name)
-    signatures = {"serving_default": module.signature()}
+    signatures = module.signatures()
+    metadata["signatures"] = sorted(signatures)
     return save_versioned(module, signatures, export_dir, version, metadata)

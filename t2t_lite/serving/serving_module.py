@@ -47,7 +47,12 @@ import tensorflow as tf
 
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.text_encoders import EOS_ID, TextEncoder
-from t2t_lite.decoding.decode import decode_cap, model_search, resolve_decode_hparams
+from t2t_lite.decoding.decode import (
+    decode_cap,
+    has_ctc_head,
+    model_search,
+    resolve_decode_hparams,
+)
 from t2t_lite.decoding.input_limits import (
     input_tokens,
     max_input_frames,
@@ -55,7 +60,8 @@ from t2t_lite.decoding.input_limits import (
     segment_seconds,
 )
 from t2t_lite.decoding.long_form import join_pieces
-from t2t_lite.decoding.transcriber import transcribe_pieces
+from t2t_lite.decoding.transcriber import transcribe_pieces, transcribe_pieces_timed
+from t2t_lite.decoding.word_times import WordTimer
 from t2t_lite.hparam import HParams
 
 
@@ -110,13 +116,16 @@ class ServingModule(tf.Module):
         if self._modality == "speech":
             self.max_input_frames = max_input_frames(hparams)
             self.segment_seconds = segment_seconds(hparams, decode_hp)
-            self.serve = tf.function(
-                self._serve_speech,
-                input_signature=[
-                    tf.TensorSpec([None, None], tf.float32, name="waveform"),
-                    tf.TensorSpec([None], tf.int32, name="waveform_length"),
-                ],
-            )
+            waveform_signature = [
+                tf.TensorSpec([None, None], tf.float32, name="waveform"),
+                tf.TensorSpec([None], tf.int32, name="waveform_length"),
+            ]
+            self.serve = tf.function(self._serve_speech, input_signature=waveform_signature)
+            if has_ctc_head(model):  # word times are aligned to the CTC head
+                self._word_timer = WordTimer(encoders["targets"].token_surfaces(), hparams)
+                self.serve_timed = tf.function(
+                    self._serve_speech_timed, input_signature=waveform_signature
+                )
         else:
             self.max_input_tokens = max_input_tokens(hparams)
             self.serve = tf.function(
@@ -133,9 +142,19 @@ class ServingModule(tf.Module):
         """The concrete function to save as `serving_default`."""
         return self.serve.get_concrete_function()
 
+    def signatures(self) -> dict:
+        """Every signature to save: `serving_default`, and for a speech model
+        with a CTC head `transcribe_timed` (the best transcript's words with
+        their start and end seconds and confidences)."""
+        signatures = {"serving_default": self.signature()}
+        if hasattr(self, "serve_timed"):
+            signatures["transcribe_timed"] = self.serve_timed.get_concrete_function()
+        return signatures
+
     # -- input -> model features ---------------------------------------------------
 
-    def _serve_speech(self, waveform, waveform_length):
+    @staticmethod
+    def _checked_waveforms(waveform, waveform_length):
         # A loaded signature called from Python checks dtypes but not ranks;
         # checking in the graph gives every client TF's own shape error.
         waveform = tf.ensure_shape(waveform, [None, None])
@@ -146,11 +165,28 @@ class ServingModule(tf.Module):
             message="waveform and waveform_length must have the same batch size",
         )
         with tf.control_dependencies([same_batch]):
-            waveform = tf.identity(waveform)
+            return tf.identity(waveform), waveform_length
+
+    def _serve_speech(self, waveform, waveform_length):
+        waveform, waveform_length = self._checked_waveforms(waveform, waveform_length)
         return self._decode_rows(*transcribe_pieces(
             self._parts.model, waveform, waveform_length, self._parts.hparams,
             self._parts.decode_hp, self.max_decode_length,
         ), tf.shape(waveform)[0])  # fmt: skip
+
+    def _serve_speech_timed(self, waveform, waveform_length):
+        waveform, waveform_length = self._checked_waveforms(waveform, waveform_length)
+        ids, scores, rows, times = transcribe_pieces_timed(
+            self._parts.model, waveform, waveform_length, self._parts.hparams,
+            self._parts.decode_hp, self.max_decode_length, self._word_timer,
+        )  # fmt: skip
+        num_rows = tf.shape(waveform)[0]
+        texts = self._parts.encoders["targets"].tf_decode(ids[:, 0])
+        return {
+            "outputs": join_pieces(texts, rows, num_rows),
+            "scores": tf.math.unsorted_segment_sum(scores[:, 0], rows, num_rows),
+            **times._asdict(),
+        }
 
     def _serve_text(self, inputs):
         inputs = tf.ensure_shape(inputs, [None])  # see _serve_speech

@@ -194,3 +194,43 @@ def test_degenerate_audio_files_decode_to_empty_lines(trained, tmp_path, librisp
     lines = (tmp_path / "o").read_text().split("\n")
     assert lines[:4] == ["", "", "", ""]
     assert lines[4] == (tmp_path / "a").read_text().split("\n")[0] != ""
+
+
+def test_word_times_and_subtitles_for_audio_files(trained, tmp_path, librispeech_flac):
+    """With a CTC head, every decode writes `<out>.words.jsonl` (each line's
+    words with times); --output_format writes one file per audio file."""
+    short = read_audio(librispeech_flac)
+    soundfile.write(tmp_path / "speech.wav", short, 16000)
+    soundfile.write(tmp_path / "late.wav", np.concatenate([np.zeros(16000), short]), 16000)
+    paths = tmp_path / "paths.txt"
+    paths.write_text(f"{tmp_path / 'speech.wav'}\n\n{tmp_path / 'late.wav'}\n")
+    out = tmp_path / "out" / "decoded.txt"
+    result = decoder(
+        trained, f"--decode_from_file={paths}", f"--decode_to_file={out}", "--output_format=srt"
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "words.jsonl" in result.stdout and "2 .srt files" in result.stdout
+    texts = out.read_text().split("\n")[:3]
+    records = [json.loads(line) for line in (tmp_path / "out" / "decoded.txt.words.jsonl").open()]
+    assert [r["text"] for r in records] == texts and records[1] == {"text": "", "words": []}
+    assert records[0]["audio"] == str(tmp_path / "speech.wav")
+    for record in (records[0], records[2]):
+        assert [w["word"] for w in record["words"]] == record["text"].split()
+    # One second of exact zeros first: the same words, one second later.
+    assert records[2]["text"] == records[0]["text"]
+    pairs = zip(records[0]["words"], records[2]["words"], strict=True)
+    aligned = [(alone, late) for alone, late in pairs if alone["start"] >= 0]
+    assert aligned, "no word to compare"
+    for alone, late in aligned:
+        assert late["start"] == pytest.approx(alone["start"] + 1.0, abs=2e-3)
+        assert late["end"] == pytest.approx(alone["end"] + 1.0, abs=2e-3)
+    srt = (tmp_path / "out" / "late.srt").read_text()
+    if texts[2]:
+        assert srt.startswith("1\n00:00:01,") and texts[2].split()[0] in srt
+    assert (tmp_path / "out" / "speech.srt").exists()
+
+
+def test_output_format_needs_audio_files(trained):
+    result = decoder(trained, "--dataset_split=dev", "--output_format=vtt")
+    assert result.returncode == 1
+    assert result.stderr.strip().count("\n") == 0 and "--decode_from_file" in result.stderr

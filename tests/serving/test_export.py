@@ -278,6 +278,17 @@ def test_saved_model_cli_shows_the_serving_signature(speech_export, text_export)
     }
 
 
+def test_saved_model_cli_shows_the_timed_signature(speech_export, text_export):
+    shown = saved_model_cli(
+        "show", "--dir", speech_export.export_path, "--tag_set", "serve",
+        "--signature_def", "transcribe_timed",
+    ).stdout  # fmt: skip
+    for name in ("words", "starts", "ends", "confidences", "num_words", "outputs"):
+        assert f"outputs['{name}']" in shown, shown
+    text = saved_model_cli("show", "--dir", text_export.export_path, "--tag_set", "serve").stdout
+    assert "transcribe_timed" not in text  # text models have no word times
+
+
 def test_saved_model_cli_transcribes_a_wav_file(speech_export, tmp_path):
     tone = tone_and_noise()["hi"]
     wav = tmp_path / "tone.wav"
@@ -337,14 +348,17 @@ _LOADER = textwrap.dedent(
     requests = np.load(sys.argv[1])
     plan = json.load(open(sys.argv[2]))
     results = {}
-    for name, (export_path, keys) in plan.items():
-        serve = tf.saved_model.load(export_path).signatures["serving_default"]
+    def plain(value):
+        if value.dtype == tf.string:
+            decode = np.vectorize(lambda b: b.decode("utf-8"), otypes=[object])
+            return decode(value.numpy()).tolist()
+        return value.numpy().tolist()
+
+    for name, (export_path, keys, signature) in plan.items():
+        serve = tf.saved_model.load(export_path).signatures[signature]
         try:
             out = serve(**{key: tf.constant(requests[name + ":" + key]) for key in keys})
-            results[name] = {
-                "outputs": [text.decode("utf-8") for text in out["outputs"].numpy()],
-                "scores": out["scores"].numpy().tolist(),
-            }
+            results[name] = {key: plain(value) for key, value in out.items()}
         except Exception as error:
             results[name] = {"error": type(error).__name__, "message": str(error)[:2000]}
     json.dump(results, open(sys.argv[3], "w"))
@@ -370,6 +384,10 @@ def served(speech_export, text_export, tmp_path_factory, flacs) -> dict:
     requests = {
         "speech:waveform": pad_rows(speech_batch, np.float32),
         "speech:waveform_length": np.array([len(w) for w in speech_batch], np.int32),
+        "timed:waveform": pad_rows(speech_batch, np.float32),
+        "timed:waveform_length": np.array([len(w) for w in speech_batch], np.int32),
+        "timed_long:waveform": long_flac[None],
+        "timed_long:waveform_length": np.array([len(long_flac)], np.int32),
         "long:waveform": long_flac[None],
         "long:waveform_length": np.array([len(long_flac)], np.int32),
         "cut:waveform": long_flac[None, :limit],
@@ -397,8 +415,11 @@ def served(speech_export, text_export, tmp_path_factory, flacs) -> dict:
         name: (
             run.export_path,
             sorted(k.split(":")[1] for k in requests if k.startswith(name + ":")),
+            "transcribe_timed" if name.startswith("timed") else "serving_default",
         )
         for name, run in [
+            ("timed", speech_export),
+            ("timed_long", speech_export),
             ("speech", speech_export),
             ("long", speech_export),
             ("cut", speech_export),
@@ -441,6 +462,29 @@ def test_export_without_t2t_lite_equals_in_process_speech_decoding(speech_run, s
     assert served["speech"]["outputs"] == texts
     np.testing.assert_allclose(served["speech"]["scores"], scores, rtol=1e-4, atol=1e-4)
     assert texts[0] == "hi" and texts[2] == "no"
+
+
+def test_timed_signature_gives_the_transcripts_words_in_order(served):
+    """`transcribe_timed`, run without t2t-lite: the same text as
+    serving_default, split into words with times inside each recording."""
+    waveforms = served["_waveforms"]
+    for name, reference, durations in [
+        ("timed", "speech", [len(w) / SAMPLE_RATE for w in waveforms["speech"]]),
+        ("timed_long", "long", [len(waveforms["long"]) / SAMPLE_RATE]),
+    ]:
+        timed = served[name]
+        assert "error" not in timed, timed
+        assert timed["outputs"] == served[reference]["outputs"]
+        for row, text in enumerate(timed["outputs"]):
+            count = timed["num_words"][row]
+            assert timed["words"][row][:count] == text.split()
+            assert all(word == "" for word in timed["words"][row][count:])
+            starts, ends = timed["starts"][row][:count], timed["ends"][row][:count]
+            aligned = [(s, e) for s, e in zip(starts, ends, strict=True) if s >= 0]
+            assert all(s < e <= durations[row] + 0.2 for s, e in aligned)
+            assert [s for s, _ in aligned] == sorted(s for s, _ in aligned)
+    hi = served["timed"]
+    assert hi["words"][0][: hi["num_words"][0]] == ["hi"] and hi["confidences"][0][0] > 0
 
 
 def hiss(samples: int) -> np.ndarray:

@@ -98,3 +98,8 @@ def test_no_import_cycle_between_packages():
 def test_training_does_not_import_decoding():
     # The trainer is handed its eval decoder (decoding.evaluation) instead.
     assert "decoding" not in _import_graph()["training"]
+
+
+def test_layers_import_nothing_of_t2t_lite():
+    # docs/design.md's rule: the layers run on any Keras backend, alone.
+    assert _import_graph()["layers"] == set()

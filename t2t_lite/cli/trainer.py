@@ -14,12 +14,13 @@ import tensorflow as tf
 from absl import flags, logging
 
 from t2t_lite import registry, run_dir
-from t2t_lite.cli import common
+from t2t_lite.cli import common, training_diagnostics
 from t2t_lite.data import shards
 from t2t_lite.data.problem import EVAL, TRAIN
 from t2t_lite.decoding.evaluation import DecodeEvaluator
 from t2t_lite.hparam import HParams
 from t2t_lite.training import strategy as strategies
+from t2t_lite.training.build import build_trainer
 from t2t_lite.training.trainer import Trainer, TrainerConfig, TrainingError
 
 SCHEDULES = ("train", "evaluate", "train_and_evaluate", "continuous_eval")
@@ -214,7 +215,7 @@ def main(argv: list[str]) -> int:
         run_dir.save_flags(FLAGS.output_dir, common.flag_values())
     common.warn_unread_hparams(hparams, problem, model_name)
     try:
-        trainer = Trainer(
+        trainer = build_trainer(
             problem,
             hparams,
             model_name,
@@ -224,6 +225,8 @@ def main(argv: list[str]) -> int:
         )
     except ValueError as error:  # hparams or decode hparams the model cannot honour
         raise common.CliError(str(error)) from error
+    if training:
+        training_diagnostics.log_diagnostics(trainer)
     start = time.time()
     try:
         if FLAGS.schedule == "train":

@@ -32,7 +32,7 @@ from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.tf_kernels import tf_uses_onednn
+from t2t_lite.platform import tf_uses_onednn
 
 _DEFAULT_DITHER = 1.0 / np.iinfo(np.int16).max
 _INT32_MAX = np.iinfo(np.int32).max

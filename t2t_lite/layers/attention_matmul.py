@@ -19,7 +19,7 @@ docs/design.md, "Formulations chosen for oneDNN on CPU".
 import keras
 from keras import ops
 
-from t2t_lite.tf_kernels import in_xla_context, tf_uses_onednn
+from t2t_lite.layers.tf_kernels import in_xla_context, tf_uses_onednn
 
 # The largest right-hand matrix, in elements, multiplied row by row: the
 # measured crossover (112 x 64 float32 is 28 KiB of a 32 KiB L1 data cache).

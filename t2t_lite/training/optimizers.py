@@ -59,6 +59,21 @@ def batch_counter(optimizer: keras.optimizers.Optimizer):
     return inner._iterations
 
 
+def scheduled_learning_rate(optimizer: keras.optimizers.Optimizer) -> float:
+    """The learning-rate schedule's value at the optimizer's update count
+    (`iterations`), as the trainer logs it.
+
+    Keras 3 keeps the schedule in `_learning_rate` and has no public getter
+    for it (its `learning_rate` property evaluates it at the batch count).
+    A learning rate that is not a schedule is read through that property.
+    """
+    inner = getattr(optimizer, "inner_optimizer", optimizer)
+    schedule = inner._learning_rate
+    if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
+        return float(schedule(optimizer.iterations))
+    return float(optimizer.learning_rate)
+
+
 def make_optimizer(hparams: HParams, learning_rate) -> keras.optimizers.Optimizer:
     """The optimizer `hparams.optimizer` names, with T2T's settings.
 

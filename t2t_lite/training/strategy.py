@@ -73,13 +73,3 @@ def is_chief(strategy: tf.distribute.Strategy) -> bool:
 
 def is_tpu(strategy: tf.distribute.Strategy) -> bool:
     return isinstance(strategy, tf.distribute.TPUStrategy)
-
-
-def runs_on_cpu(strategy: tf.distribute.Strategy) -> bool:
-    """True when every replica of `strategy` runs on a CPU."""
-    try:
-        devices = strategy.extended.worker_devices
-    except RuntimeError:
-        # The default strategy names no devices: TF places ops on an accelerator if there is one.
-        return not any(tf.config.list_logical_devices(kind) for kind in ("GPU", "TPU"))
-    return all(tf.DeviceSpec.from_string(device).device_type == "CPU" for device in devices)

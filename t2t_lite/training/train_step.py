@@ -15,7 +15,9 @@ import dataclasses
 import keras
 import tensorflow as tf
 
+from t2t_lite.hparam import HParams
 from t2t_lite.training.losses import summed_cross_entropy, summed_ctc_loss
+from t2t_lite.training.optimizers import optimizer_name
 
 STEP_HPARAMS = (
     "label_smoothing",
@@ -33,6 +35,25 @@ class StepSettings:
     l2_weight_decay: float  # T2T's weight_decay as an L2 loss term (0 with AdamW)
     frame_seconds: float  # seconds per input frame (speech), for throughput
     ctc_loss_weight: float = 0.0  # weight of the encoder's auxiliary CTC loss
+
+    @classmethod
+    def from_hparams(cls, hparams: HParams) -> StepSettings:
+        """The settings `hparams` give (`STEP_HPARAMS`).
+
+        Example:
+        >>> from t2t_lite import registry
+        >>> StepSettings.from_hparams(registry.hparams("transformer_tiny")).frame_seconds
+        0.01
+        """
+        # AdamW decays the weights itself, in place of T2T's L2 loss term.
+        decoupled = optimizer_name(hparams) == "adamw"
+        return cls(
+            label_smoothing=hparams.label_smoothing,
+            clip_grad_norm=hparams.clip_grad_norm,
+            l2_weight_decay=0.0 if decoupled else hparams.weight_decay,
+            frame_seconds=hparams.get("audio_frame_step", 10.0) / 1000.0,
+            ctc_loss_weight=hparams.ctc_loss_weight,
+        )
 
 
 def _l2_loss(variables) -> tf.Tensor:

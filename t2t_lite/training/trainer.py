@@ -1,47 +1,49 @@
-"""The trainer: builds model and optimizer under a strategy, trains, checkpoints, evaluates.
+"""The trainer: trains the model it is handed, checkpoints it, evaluates it.
 
-    trainer = Trainer(problem, hparams, "transformer", config, strategy,
-                      make_eval_decoder=DecodeEvaluator.factory(...))  # optional
+    trainer = Trainer(model, optimizer, problem, hparams, config, strategy,
+                      eval_decoder=evaluator)  # optional
     trainer.train(evaluate_every=1000)
 
-Training runs `iterations_per_loop` steps per `tf.function` call (T2T's TPU
-habit, good everywhere). Checkpoints (model, optimizer state, step) are
-written every `save_checkpoints_steps` and at the end, and a rerun in the
-same `output_dir` resumes from the latest. A NaN/Inf loss stops the run
-with its step number before anything is saved, so the last checkpoint is
-the last good one. Before the first step the run logs what its length
-limits keep of each split (`length_policy`). Evaluation reports T2T's
-teacher-forced metrics and, when the trainer is handed an eval decoder
-(`make_eval_decoder`, e.g. `decoding.evaluation.DecodeEvaluator.factory`),
-the metrics of real decoding of a dev subset. The trainer itself imports nothing of decoding.
+`training.build.build_trainer` makes the model and the optimizer from
+hparams under the strategy and hands them over (Model Garden's trainer is
+handed its model, optimizer and task the same way). Training runs
+`iterations_per_loop` steps per `tf.function` call (T2T's TPU habit, good
+everywhere). Checkpoints (model, optimizer state, step) are written every
+`save_checkpoints_steps` and at the end, and a rerun in the same
+`output_dir` resumes from the latest. A NaN/Inf loss stops the run with its
+step number before anything is saved, so the last checkpoint is the last
+good one. Evaluation reports T2T's teacher-forced metrics and, when the
+trainer is handed an eval decoder (e.g. one made by
+`decoding.evaluation.DecodeEvaluator.factory`), the metrics of real
+decoding of a dev subset. The trainer itself imports nothing of decoding.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shutil
 import time
 from collections.abc import Callable
-from typing import Any
 
+import keras
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from t2t_lite import ALLOCATOR_ENV, run_dir
-from t2t_lite.data import length_policy, pipeline
+from t2t_lite import run_dir
+from t2t_lite.data import pipeline
 from t2t_lite.data.problem import EVAL, TRAIN, Problem
 from t2t_lite.hparam import HParams
-from t2t_lite.models.build import build_model
 from t2t_lite.models.checkpointable import model_weights
-from t2t_lite.training import cpu_features
 from t2t_lite.training import strategy as strategies
-from t2t_lite.training.learning_rate import T2TSchedule
-from t2t_lite.training.losses import summed_cross_entropy
-from t2t_lite.training.optimizers import batch_counter, make_optimizer, optimizer_name
+from t2t_lite.training.loop_schedule import LoopSchedule
+from t2t_lite.training.metrics import TeacherForcedMetrics, TrainingWindow, teacher_forced_sums
+from t2t_lite.training.optimizers import batch_counter, scheduled_learning_rate
 from t2t_lite.training.train_step import StepSettings, make_replica_step, make_train_loop
+
+# What decodes dev data at each evaluation: a dataset in, metrics by name out.
+EvalDecoder = Callable[[tf.data.Dataset], dict]
 
 
 class TrainingError(RuntimeError):
@@ -72,50 +74,64 @@ def _format_duration(seconds: float) -> str:
 
 
 class Trainer:
-    """Trains `model_name` on `problem` with `hparams` under `strategy`."""
+    """Trains `model` with `optimizer` on `problem` under `strategy`.
+
+    Args:
+        model: the built model (every variable created), e.g. by
+            `models.build.build_model` inside `strategy.scope()`.
+        optimizer: its built optimizer (slots created inside the same scope).
+        problem: the problem whose data it trains and evaluates on.
+        hparams: the run's hparams (the pipeline's and the step's settings).
+        config: the trainer's flags.
+        strategy: the `tf.distribute` strategy the two were built under.
+        eval_decoder: decodes a dev dataset at each evaluation and returns
+            its metrics; None: teacher-forced metrics only.
+
+    Example:
+    >>> trainer = Trainer(model, optimizer, problem, hparams, config,
+    ...                   tf.distribute.get_strategy())  # doctest: +SKIP
+    >>> trainer.train()  # doctest: +SKIP
+    """
 
     def __init__(
         self,
+        model: keras.Model,
+        optimizer: keras.optimizers.Optimizer,
         problem: Problem,
         hparams: HParams,
-        model_name: str,
         config: TrainerConfig,
         strategy: tf.distribute.Strategy,
-        make_eval_decoder: Callable[[Any], Callable[[tf.data.Dataset], dict]] | None = None,
+        eval_decoder: EvalDecoder | None = None,
     ):
+        if not optimizer.built:
+            raise ValueError(
+                "build the optimizer inside strategy.scope() before handing it to the "
+                "Trainer (training.build.build_optimizer does)."
+            )
+        self.model = model
+        self.optimizer = optimizer
         self.problem = problem
         self.hparams = hparams
         self.config = config
         self.strategy = strategy
         self.chief = strategies.is_chief(strategy)
         self.drop_counter = pipeline.DropCounter()
-        with strategy.scope():
-            self.model = build_model(problem, hparams, model_name, config.data_dir)
-            self.schedule = T2TSchedule.from_hparams(hparams, config.train_steps)
-            self.optimizer = make_optimizer(hparams, self.schedule)
-            if hparams.activation_dtype == "float16":
-                import keras
-
-                self.optimizer = keras.optimizers.LossScaleOptimizer(self.optimizer)
-            # Slots must exist before the first distributed step.
-            self.optimizer.build(self.model.trainable_variables)
-            # Batches trained (T2T's global step), also under a name readers find.
-            self._batches = batch_counter(self.optimizer)
-            self.checkpoint = tf.train.Checkpoint(
-                model=model_weights(self.model),
-                optimizer=self.optimizer,
-                step=self._batches,
-            )
+        # Batches trained (T2T's global step), also under a name readers find.
+        self._batches = batch_counter(optimizer)
+        self.checkpoint = tf.train.Checkpoint(
+            model=model_weights(model), optimizer=optimizer, step=self._batches
+        )
         task_id = getattr(getattr(strategy, "cluster_resolver", None), "task_id", 0) or 0
         self._checkpoint_dir = run_dir.checkpoint_dir(config.output_dir, self.chief, task_id)
         self.manager = tf.train.CheckpointManager(
             self.checkpoint, self._checkpoint_dir, max_to_keep=config.keep_checkpoint_max
         )
+        self._eval_decoder = eval_decoder
         self._summary_writers = {}
         self._train_loop = None
-        # Built now, so that decode hparams the model cannot honour fail
-        # before training rather than at the first evaluation.
-        self._eval_decoder = make_eval_decoder(self.model) if make_eval_decoder else None
+        self._window = TrainingWindow()
+        self._eval_metrics = TeacherForcedMetrics()
+        self._batch_sums = None  # traced at the first evaluation
 
     # -- data --------------------------------------------------------------------
 
@@ -170,123 +186,79 @@ class Trainer:
 
     # -- training --------------------------------------------------------------------
 
-    def _settings(self) -> StepSettings:
-        hparams = self.hparams
-        decoupled = optimizer_name(hparams) == "adamw"
-        return StepSettings(
-            label_smoothing=hparams.label_smoothing,
-            clip_grad_norm=hparams.clip_grad_norm,
-            l2_weight_decay=0.0 if decoupled else hparams.weight_decay,
-            frame_seconds=hparams.get("audio_frame_step", 10.0) / 1000.0,
-            ctc_loss_weight=hparams.ctc_loss_weight,
-        )
-
     def train(self, evaluate_every: int = 0) -> dict:
-        """Trains to `train_steps` (evaluating every `evaluate_every` steps if > 0)."""
+        """Trains to `train_steps` (evaluating every `evaluate_every` steps if > 0).
+
+        Returns:
+            The last evaluation's results ({} when none ran).
+
+        Raises:
+            TrainingError: the loss became NaN or Inf.
+        """
         config = self.config
         self.restore()
         if self.step >= config.train_steps:
             logging.info("already at step %d >= train_steps %d", self.step, config.train_steps)
             return {}
         if self._train_loop is None:
-            replica_step = make_replica_step(self.model, self.optimizer, self._settings())
+            replica_step = make_replica_step(
+                self.model, self.optimizer, StepSettings.from_hparams(self.hparams)
+            )
             self._train_loop = make_train_loop(self.strategy, replica_step, config.xla_compile)
-        if config.static_shapes:
-            logging.info("%s", pipeline.static_shapes_summary(self.problem, self.hparams))
-        logging.info(
-            "precision: activations %s, variables %s (hparam activation_dtype=%s)",
-            self.model.compute_dtype,
-            self.model.variable_dtype,
-            self.hparams.activation_dtype,
-        )
-        warning = cpu_features.bfloat16_warning(
-            self.hparams.activation_dtype,
-            strategies.runs_on_cpu(self.strategy),
-            cpu_features.cpu_flags(),
-        )
-        if warning:
-            logging.warning("%s", warning)
-        logging.info("CPU allocator: %s=%s", ALLOCATOR_ENV, os.environ.get(ALLOCATOR_ENV))
-        if self.chief:
-            self.report_lengths()
         dataset = self.strategy.distribute_datasets_from_function(
             lambda context: self._dataset(TRAIN, input_context=context)
         )
         iterator = iter(dataset)
-        last_log, last_save, last_eval = self.step, self.step, self.step
-        window = {"start": time.time(), "steps": 0, "stats": {}}
+        schedule = LoopSchedule.starting_at(
+            self.step,
+            train_steps=config.train_steps,
+            iterations_per_loop=config.iterations_per_loop,
+            log_every=config.log_step_count_steps,
+            save_every=config.save_checkpoints_steps,
+            evaluate_every=evaluate_every,
+        )
+        self._window.reset()
+        window_start = time.time()
         eval_results = {}
         while self.step < config.train_steps:
-            events = [
-                config.train_steps,
-                last_save + config.save_checkpoints_steps,
-                last_log + config.log_step_count_steps,
-            ]
-            if evaluate_every:
-                events.append(last_eval + evaluate_every)
-            steps = max(1, min(config.iterations_per_loop, min(events) - self.step))
-            start_step = self.step
-            totals = self._train_loop(iterator, tf.constant(steps))
-            totals = {k: v.numpy() for k, v in totals.items()}
-            if totals["bad_step"] >= 0:
-                bad = start_step + int(totals["bad_step"]) + 1
-                kept = self.manager.latest_checkpoint or "none yet"
-                raise TrainingError(
-                    f"the loss became {totals['loss']} at step {bad}; training stopped. "
-                    f"The last good checkpoint is kept: {kept}."
-                )
-            window["steps"] += int(totals["steps"])
-            for key, value in totals.items():
-                if key not in ("steps", "bad_step", "grad_norm"):
-                    window["stats"][key] = window["stats"].get(key, 0.0) + float(value)
-            window["grad_norm"] = float(totals["grad_norm"])
-            if (
-                self.step - last_log >= config.log_step_count_steps
-                or self.step >= config.train_steps
-            ):
-                self._log_window(window)
-                window = {"start": time.time(), "steps": 0, "stats": {}}
-                last_log = self.step
-            if self.step - last_save >= config.save_checkpoints_steps:
+            self._window.update(self._run_loop(iterator, schedule.loop_steps(self.step)))
+            if schedule.log_due(self.step):
+                self._log_window(time.time() - window_start)
+                self._window.reset()
+                window_start = time.time()
+                schedule.log.ran(self.step)
+            if schedule.save.due(self.step):
                 self.save()
-                last_save = self.step
-            if evaluate_every and self.step - last_eval >= evaluate_every:
+                schedule.save.ran(self.step)
+            if schedule.evaluate_due(self.step):
                 eval_results = self.evaluate()
-                last_eval = self.step
-        if last_save != self.step:
+                schedule.evaluate.ran(self.step)
+        if schedule.save.last != self.step:
             self.save()
-        if evaluate_every and last_eval != self.step:
+        if schedule.evaluate is not None and schedule.evaluate.last != self.step:
             eval_results = self.evaluate()
         return eval_results
 
-    def report_lengths(self) -> dict:
-        """Logs what the length limits keep of each split, and writes it to
-        `length_report.json` in output_dir (beside the eval results)."""
-        report = length_policy.run_lengths_report(
-            self.problem, self.hparams, self.config.data_dir, self.config.static_shapes
-        )
-        logging.info("%s", length_policy.describe(report))
-        run_dir.write_atomically(
-            os.path.join(self.config.output_dir, length_policy.REPORT_FILE),
-            json.dumps(report, indent=2) + "\n",
-        )
-        return report
+    def _run_loop(self, iterator, steps: int) -> dict:
+        """Runs `steps` training steps; returns their totals as numbers.
 
-    def _log_window(self, window: dict) -> None:
-        steps = max(window["steps"], 1)
-        seconds = max(time.time() - window["start"], 1e-9)
-        stats = window["stats"]
-        learning_rate = float(self.schedule(self.optimizer.iterations))
-        values = {
-            "loss": stats.get("loss", 0.0) / steps,
-            "learning_rate": learning_rate,
-            "grad_norm": window.get("grad_norm", 0.0),
-            "steps_per_second": steps / seconds,
-            "examples_per_second": stats.get("examples", 0.0) / seconds,
-            "target_tokens_per_second": stats.get("target_tokens", 0.0) / seconds,
-        }
-        if "audio_seconds" in stats:
-            values["audio_seconds_per_second"] = stats["audio_seconds"] / seconds
+        Raises:
+            TrainingError: a step's loss was NaN or Inf (nothing is saved).
+        """
+        start_step = self.step
+        totals = self._train_loop(iterator, tf.constant(steps))
+        totals = {name: value.numpy() for name, value in totals.items()}
+        if totals["bad_step"] >= 0:
+            bad = start_step + int(totals["bad_step"]) + 1
+            kept = self.manager.latest_checkpoint or "none yet"
+            raise TrainingError(
+                f"the loss became {totals['loss']} at step {bad}; training stopped. "
+                f"The last good checkpoint is kept: {kept}."
+            )
+        return totals
+
+    def _log_window(self, seconds: float) -> None:
+        values = self._window.values(seconds, scheduled_learning_rate(self.optimizer))
         remaining = (self.config.train_steps - self.step) / values["steps_per_second"]
         throughput = (
             f"{values['audio_seconds_per_second']:.1f} audio-s/s"
@@ -300,7 +272,7 @@ class Trainer:
             self.step,
             self.config.train_steps,
             values["loss"],
-            learning_rate,
+            values["learning_rate"],
             values["grad_norm"],
             values["steps_per_second"],
             values["examples_per_second"],
@@ -328,38 +300,12 @@ class Trainer:
         return results
 
     def _teacher_forced_metrics(self) -> dict:
-        model, smoothing = self.model, self.hparams.label_smoothing
-
-        @tf.function(reduce_retracing=True)
-        def batch_sums(features):
-            targets = tf.cast(features["targets"], tf.int32)
-            logits = model(features, training=False)
-            smoothed, tokens = summed_cross_entropy(logits, targets, smoothing)
-            plain, _ = summed_cross_entropy(logits, targets, 0.0)
-            weights = tf.cast(targets != 0, tf.float32)
-            correct = tf.cast(tf.argmax(logits, -1, output_type=tf.int32) == targets, tf.float32)
-            sequence_ok = tf.reduce_all((correct * weights) == weights, axis=1)
-            return {
-                "loss": smoothed,
-                "neg_log_perplexity": -plain,
-                "tokens": tokens,
-                "correct": tf.reduce_sum(correct * weights),
-                "sequences": tf.cast(tf.shape(targets)[0], tf.float32),
-                "sequences_correct": tf.reduce_sum(tf.cast(sequence_ok, tf.float32)),
-            }
-
-        sums = {}
+        if self._batch_sums is None:
+            self._batch_sums = teacher_forced_sums(self.model, self.hparams.label_smoothing)
+        self._eval_metrics.reset()
         for features in self._dataset(EVAL, repeat=False).take(self.config.eval_steps):
-            for key, value in batch_sums(features).items():
-                sums[key] = sums.get(key, 0.0) + float(value)
-        tokens = max(sums.get("tokens", 0.0), 1.0)
-        return {
-            "loss": sums.get("loss", 0.0) / tokens,
-            "accuracy": sums.get("correct", 0.0) / tokens,
-            "accuracy_per_sequence": sums.get("sequences_correct", 0.0)
-            / max(sums.get("sequences", 0.0), 1.0),
-            "neg_log_perplexity": sums.get("neg_log_perplexity", 0.0) / tokens,
-        }
+            self._eval_metrics.update(self._batch_sums(features))
+        return self._eval_metrics.results()
 
     def _decode_metrics(self) -> dict:
         if self._eval_decoder is None:

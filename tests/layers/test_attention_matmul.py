@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite.layers.attention_matmul import ROWS_MAX_RIGHT_ELEMENTS, attention_matmul
-from t2t_lite.tf_kernels import tf_uses_onednn
+from t2t_lite.platform import tf_uses_onednn
 
 EQUATIONS = {False: "bhmk,bhkn->bhmn", True: "bhmk,bhnk->bhmn"}
 
@@ -69,4 +69,4 @@ def test_xla_bfloat16_and_onednn_get_the_plain_matmul():
     assert _row_by_row_products(plain, q) == (0 if tf_uses_onednn() else 1)
     assert _row_by_row_products(plain, q, jit_compile=True) == 0
     assert _row_by_row_products(plain, tf.cast(q, tf.bfloat16)) == 0
-    # The subprocess test in tests/test_tf_kernels.py covers oneDNN on and off.
+    # The subprocess test in tests/test_platform.py covers oneDNN on and off.

@@ -13,7 +13,8 @@ import tensorflow as tf
 from t2t_lite import run_dir
 from t2t_lite.hparam import create_hparams
 from t2t_lite.problems.algorithmic import AlgorithmicIdentityBinary40
-from t2t_lite.training.trainer import Trainer, TrainerConfig
+from t2t_lite.training.build import build_trainer
+from t2t_lite.training.trainer import TrainerConfig
 
 TINY = "hidden_size=32,filter_size=64,num_heads=2,batch_size=512,learning_rate_warmup_steps=10"
 
@@ -44,7 +45,7 @@ def make_trainer(data_dir, output_dir, overrides, train_steps):
         random_seed=3,
     )
     run_dir.save_or_check_hparams(config.output_dir, hparams)
-    return Trainer(problem, hparams, "transformer", config, tf.distribute.get_strategy())
+    return build_trainer(problem, hparams, "transformer", config, tf.distribute.get_strategy())
 
 
 def test_float16_trains_with_a_dynamic_loss_scale(data_dir, tmp_path):

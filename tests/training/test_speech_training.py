@@ -10,7 +10,8 @@ from t2t_lite import run_dir
 from t2t_lite.decoding.evaluation import DecodeEvaluator
 from t2t_lite.hparam import create_hparams
 from t2t_lite.problems.spoken_synth import SpokenSynth
-from t2t_lite.training.trainer import Trainer, TrainerConfig
+from t2t_lite.training.build import build_trainer
+from t2t_lite.training.trainer import TrainerConfig
 
 
 class SmallSpokenSynth(SpokenSynth):
@@ -38,7 +39,7 @@ def test_small_speech_set_trains_and_dev_accuracy_goes_up(tmp_path):
     evaluator = DecodeEvaluator.factory(
         hparams=hparams, problem=problem, data_dir=data_dir, max_examples=24
     )
-    trainer = Trainer(
+    trainer = build_trainer(
         problem,
         hparams,
         "transformer",

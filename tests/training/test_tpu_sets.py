@@ -16,6 +16,7 @@ from t2t_lite.data.problem import EVAL, TEST, TRAIN
 from t2t_lite.hparam import create_hparams
 from t2t_lite.problems.librispeech import LibrispeechCleanSmall
 from t2t_lite.training import trainer as trainer_module
+from t2t_lite.training.build import build_trainer
 
 TPU_SETS = [
     "transformer_tpu",
@@ -109,9 +110,7 @@ def test_tpu_set_trains_under_xla_with_static_shapes(hparams_set, data_dir, tmp_
         random_seed=1,
     )
     run_dir.save_or_check_hparams(config.output_dir, hparams)
-    trainer = trainer_module.Trainer(
-        problem, hparams, "transformer", config, tf.distribute.get_strategy()
-    )
+    trainer = build_trainer(problem, hparams, "transformer", config, tf.distribute.get_strategy())
     trainer.train()
     assert trainer.step == STEPS and len(losses) == STEPS // LOOP
     assert all(np.isfinite(losses)), losses

@@ -1,4 +1,5 @@
-"""Every README Python block that registers something runs as written, as a
+"""Every Python block of the README (and of docs/extending.md, which it points
+to) that registers something runs as written, as a
 user directory (`--t2t_usr_dir`): its own lines, the commands' registry, and
 for a problem, datagen and a few training steps."""
 
@@ -9,13 +10,16 @@ import sys
 
 import pytest
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# The README and the guide it points to for writing a problem.
+DOCUMENTS = [ROOT / "README.md", ROOT / "docs" / "extending.md"]
 _BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 _REGISTERED = re.compile(r"@registry\.register_(\w+)\n(?:class|def) (\w+)")
 
 
 def _registering_blocks() -> list[str]:
-    return [b for b in _BLOCK.findall(README.read_text()) if "@registry.register_" in b]
+    blocks = [block for path in DOCUMENTS for block in _BLOCK.findall(path.read_text())]
+    return [block for block in blocks if "@registry.register_" in block]
 
 
 def _snake_case(name: str) -> str:

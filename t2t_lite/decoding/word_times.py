@@ -5,7 +5,9 @@ A decoded hypothesis is aligned to the encoder's CTC posteriors
 spaces of their text (`TextEncoder.token_surfaces`: byte and SentencePiece
 targets alike), and each word gets:
 
-- start: the start of the first encoder frame of its first token;
+- start: the start of the first encoder frame of its first token (of its
+  first token after a gap of more than `MAX_GAP_FRAMES` blank frames inside
+  the word, less a frame per token before the gap: see `WordTimer`);
 - end: the end of the last encoder frame of its last token;
 - confidence: the geometric mean of the CTC posterior of its tokens over
   the frames the alignment gives them (blank frames between its tokens do
@@ -36,6 +38,10 @@ from t2t_lite.data.text_encoders import EOS_ID, PAD_ID
 from t2t_lite.decoding.ctc_alignment import ctc_forced_align
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
+
+# Within a word, tokens further apart than this many blank frames (120 ms)
+# are not the same stretch of speech (see `WordTimer`).
+MAX_GAP_FRAMES = 3
 
 
 class WordTimes(NamedTuple):
@@ -154,7 +160,27 @@ class WordTimer:
         frames_on = tf.cast(spans.last_frame - spans.first_frame + 1, tf.float32)
         frames_on = tf.where(aligned, frames_on, 0.0)
         big = tf.int32.max
-        first = per_word(tf.math.unsorted_segment_min, tf.where(aligned, spans.first_frame, big))
+        # A word's tokens come a frame or two apart. A CTC head also learns to
+        # fire an utterance's first tokens on its first frames, wherever the
+        # word really starts (after a pause, a piece of a long recording
+        # starts early): tokens cut off from the rest of their word by more
+        # than MAX_GAP_FRAMES blank frames are displaced, so the word starts
+        # at the first token after its last such gap, one frame back for each
+        # displaced token before it.
+        token = tf.broadcast_to(tf.range(length)[None, :], [batch, length])
+        gap = spans.first_frame - tf.pad(spans.last_frame[:, :-1], [[0, 0], [1, 0]]) - 1
+        same_word = in_word & tf.pad(in_word[:, :-1], [[0, 0], [1, 0]]) & ~starts_word
+        anchor = aligned & (starts_word | (same_word & (gap > MAX_GAP_FRAMES)))
+        anchor_token = per_word(tf.math.unsorted_segment_max, tf.where(anchor, token, -1))
+        first_token = per_word(tf.math.unsorted_segment_min, tf.where(aligned, token, big))
+        anchor_frame = tf.gather(
+            spans.first_frame, tf.clip_by_value(anchor_token, 0, length - 1), batch_dims=1
+        )
+        first = tf.where(
+            anchor_token >= 0,
+            tf.maximum(anchor_frame - (anchor_token - first_token), 0),
+            big,
+        )
         last = per_word(tf.math.unsorted_segment_max, tf.where(aligned, spans.last_frame, -1))
         log_prob_sum = per_word(tf.math.unsorted_segment_sum, spans.mean_log_prob * frames_on)
         word_frames = per_word(tf.math.unsorted_segment_sum, frames_on)

@@ -78,3 +78,26 @@ def test_batch_rows_pad_and_unalignable_words_are_marked():
     assert (times.starts[0, :1] > 0).numpy().all()
     np.testing.assert_array_equal(times.starts[1], [-1, -1, -1])
     np.testing.assert_array_equal(times.confidences[1], [0, 0, 0])
+
+
+def test_tokens_fired_early_and_cut_off_from_their_word_do_not_move_its_start():
+    # A CTC head fires an utterance's first tokens on its first frames: "go"
+    # at frames 0-1, the rest of "good" at 9-10 after a run of blanks.
+    encoder = ByteTextEncoder()
+    g, o, d = encoder.encode("god")
+    frames = [g, o, 0, 0, 0, 0, 0, 0, 0, o, d, 0]
+    log_probs = peaky_log_probs(frames, encoder.vocab_size)[None]
+    times = WordTimer(encoder.token_surfaces(), HPARAMS)(
+        log_probs, [len(frames)], [encoder.encode("good") + [EOS_ID]]
+    )
+    step, middle = encoder_frame_seconds(HPARAMS)
+    # From frame 9, one frame back for each of the two displaced tokens.
+    np.testing.assert_allclose(times.starts[0], [middle + 7 * step - step / 2], rtol=1e-6)
+    np.testing.assert_allclose(times.ends[0], [middle + 10 * step + step / 2], rtol=1e-6)
+    # A short gap (three blank frames) is the word's own: its start stays.
+    frames = [g, o, 0, 0, 0, o, d, 0]
+    log_probs = peaky_log_probs(frames, encoder.vocab_size)[None]
+    times = WordTimer(encoder.token_surfaces(), HPARAMS)(
+        log_probs, [len(frames)], [encoder.encode("good") + [EOS_ID]]
+    )
+    np.testing.assert_allclose(times.starts[0], [middle - step / 2], rtol=1e-6)

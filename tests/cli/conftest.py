@@ -35,27 +35,56 @@ def tiny_text_hparams():
     return TINY_TEXT_HPARAMS
 
 
+IDENTITY_BINARY = "t2t_lite.problems.algorithmic.AlgorithmicIdentityBinary40"
+
+
 @pytest.fixture(scope="session")
-def tiny_text_run(tmp_path_factory):
-    """(usr_dir, data_dir, output_dir) of a 4-step text run (checkpoints 2 and 4,
-    --keep_checkpoint_max=0) on `tiny_binary`: identity over {0, 1}, inputs of
-    1-8 symbols, 7 test examples in 2 shards."""
-    root = tmp_path_factory.mktemp("tiny_text")
-    usr = write_usr_dir(
-        root / "usr",
+def toy_usr_dir(tmp_path_factory) -> str:
+    """A user directory registering toy problems, identity over {0, 1}:
+    `librispeech_toy` (a name near a built-in one) and `broken_data_toy`, 20
+    train, 5 dev and 5 test examples in one train shard and in two;
+    `tiny_binary`, see `tiny_text_run`; and the hparams set `cli_usr_hparams`."""
+    toy_sizes = {"train": 20, "dev": 5, "test": 5}
+    path = write_usr_dir(
+        tmp_path_factory.mktemp("usr") / "toy_usr",
+        problem_source(
+            "LibrispeechToy",
+            IDENTITY_BINARY,
+            split_sizes=toy_sizes,
+            num_shards={"train": 1, "dev": 1, "test": 1},
+        ),
+        problem_source(
+            "BrokenDataToy",
+            IDENTITY_BINARY,
+            split_sizes=toy_sizes,
+            num_shards={"train": 2, "dev": 1, "test": 1},
+        ),
         problem_source(
             "TinyBinary",
-            "t2t_lite.problems.algorithmic.AlgorithmicIdentityBinary40",
+            IDENTITY_BINARY,
             train_length=8,
             test_length=8,
             split_sizes={"train": 64, "dev": 6, "test": 7},
             num_shards={"train": 1, "dev": 1, "test": 2},
         ),
+        """
+        @registry.register_hparams
+        def cli_usr_hparams():
+            return registry.hparams("transformer_tiny")
+        """,
     )
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def tiny_text_run(toy_usr_dir, tmp_path_factory):
+    """(usr_dir, data_dir, output_dir) of a 4-step text run (checkpoints 2 and 4,
+    --keep_checkpoint_max=0) on `tiny_binary`: identity over {0, 1}, inputs of
+    1-8 symbols, 7 test examples in 2 shards."""
     data_dir, output_dir = train_with_commands(
-        usr,
+        toy_usr_dir,
         "tiny_binary",
-        root,
+        tmp_path_factory.mktemp("tiny_text"),
         "--hparams_set=transformer_tiny",
         f"--hparams={TINY_TEXT_HPARAMS}",
         "--train_steps=4",
@@ -64,4 +93,4 @@ def tiny_text_run(tmp_path_factory):
         "--keep_checkpoint_max=0",
         "--random_seed=1",
     )
-    return usr, data_dir, output_dir
+    return toy_usr_dir, data_dir, output_dir

@@ -10,29 +10,14 @@ import tensorflow as tf
 
 from t2t_lite import registry, usr_dir
 from t2t_lite.data import shards
-from tests.helpers import problem_source, run_command, write_usr_dir
+from tests.helpers import run_command
 
 PROBLEM = "broken_data_toy"
 
 
 @pytest.fixture(scope="module")
-def toy_usr_dir(tmp_path_factory):
-    """A user directory registering a 30-example problem with two train shards."""
-    path = write_usr_dir(
-        tmp_path_factory.mktemp("usr") / "broken_data_usr",
-        problem_source(
-            "BrokenDataToy",
-            "t2t_lite.problems.algorithmic.AlgorithmicIdentityBinary40",
-            split_sizes={"train": 20, "dev": 5, "test": 5},
-            num_shards={"train": 2, "dev": 1, "test": 1},
-        ),
-    )
-    usr_dir.import_usr_dir(str(path))  # in-process too: the fixtures call datagen directly
-    return str(path)
-
-
-@pytest.fixture(scope="module")
 def clean_data(toy_usr_dir, tmp_path_factory):
+    usr_dir.import_usr_dir(toy_usr_dir)  # in-process too: datagen runs here directly
     path = tmp_path_factory.mktemp("clean_data")
     registry.problem(PROBLEM).generate_data(str(path), str(path / "tmp"))
     return path

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from tests.helpers import problem_source, run_command, write_usr_dir
+from tests.helpers import run_command
 
 COMMANDS = [
     "t2t-lite-trainer",
@@ -14,26 +14,6 @@ COMMANDS = [
     "t2t-lite-exporter",
     "t2t-lite-avg-checkpoints",
 ]
-
-
-@pytest.fixture(scope="module")
-def usr_dir(tmp_path_factory):
-    """A user directory registering a problem and an hparams set."""
-    path = write_usr_dir(
-        tmp_path_factory.mktemp("usr") / "cli_usr",
-        problem_source(
-            "LibrispeechToy",
-            "t2t_lite.problems.algorithmic.AlgorithmicIdentityBinary40",
-            split_sizes={"train": 20, "dev": 5, "test": 5},
-            num_shards={"train": 1, "dev": 1, "test": 1},
-        ),
-        """
-        @registry.register_hparams
-        def cli_usr_hparams():
-            return registry.hparams("transformer_tiny")
-        """,
-    )
-    return str(path)
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -51,18 +31,18 @@ def test_bad_hparams_value_is_one_line_naming_key_and_type():
     assert "Traceback" not in result.stderr
 
 
-def test_registry_help_lists_user_registrations(usr_dir):
-    result = run_command("t2t-lite-trainer", f"--t2t_usr_dir={usr_dir}", "--registry_help")
+def test_registry_help_lists_user_registrations(toy_usr_dir):
+    result = run_command("t2t-lite-trainer", f"--t2t_usr_dir={toy_usr_dir}", "--registry_help")
     assert result.returncode == 0, result.stderr
     assert "  librispeech_toy" in result.stdout
     assert "  cli_usr_hparams" in result.stdout
     assert "  transformer_librispeech_v2" in result.stdout
 
 
-def test_misspelled_problem_suggests_close_name(usr_dir):
+def test_misspelled_problem_suggests_close_name(toy_usr_dir):
     result = run_command(
         "t2t-lite-trainer",
-        f"--t2t_usr_dir={usr_dir}",
+        f"--t2t_usr_dir={toy_usr_dir}",
         "--hparams_set=cli_usr_hparams",
         "--problem=librispeach",
     )
@@ -73,10 +53,10 @@ def test_misspelled_problem_suggests_close_name(usr_dir):
     assert "librispeech" in suggestions  # the real problem, not only the user's
 
 
-def test_user_names_resolve_through_the_cli(usr_dir, tmp_path):
+def test_user_names_resolve_through_the_cli(toy_usr_dir, tmp_path):
     result = run_command(
         "t2t-lite-datagen",
-        f"--t2t_usr_dir={usr_dir}",
+        f"--t2t_usr_dir={toy_usr_dir}",
         "--problem=librispeech_toy",
         f"--data_dir={tmp_path}",
     )
@@ -94,7 +74,7 @@ def test_user_names_resolve_through_the_cli(usr_dir, tmp_path):
     ]
     hparams = run_command(
         "t2t-lite-trainer",
-        f"--t2t_usr_dir={usr_dir}",
+        f"--t2t_usr_dir={toy_usr_dir}",
         "--problem=librispeech_toy",
         "--hparams_set=cli_usr_hparams",
         "--hparams=hidden_size=abc",

@@ -2,14 +2,15 @@
 user directory (`--t2t_usr_dir`): its own lines, the commands' registry, and
 for a problem, datagen and a few training steps."""
 
+import pathlib
 import re
 import sys
 
 import pytest
 
-from tests.helpers import REPO, run_command, train_with_commands, write_usr_dir
+from tests.helpers import run_command, train_with_commands, write_usr_dir
 
-README = REPO / "README.md"
+README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 _BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 _REGISTERED = re.compile(r"@registry\.register_(\w+)\n(?:class|def) (\w+)")
 

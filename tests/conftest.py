@@ -9,6 +9,10 @@ import pytest
 import tensorflow as tf
 from keras import ops
 
+# Before any test file imports it: failed asserts in the shared helpers then
+# show their values, as the tests' own do.
+pytest.register_assert_rewrite("tests.helpers")
+
 
 class FileServer:
     """A loopback HTTP server for `files`, with Range support and fault injection.

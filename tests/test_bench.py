@@ -10,29 +10,19 @@ missing.
 import importlib.util
 import json
 import math
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / "scripts" / "bench.py"
+from tests.helpers import SCRIPTS, load_script, run_command
+
+SCRIPT = SCRIPTS / "bench.py"
 PEERS = {"PyTorch": "torch", "keras-hub": "keras_hub", "librosa": "librosa"}
 
 
-def load_common():
-    """`scripts/bench/common.py` (scripts/ is not a package on sys.path)."""
-    spec = importlib.util.spec_from_file_location(
-        "t2t_lite_bench_common", REPO / "scripts" / "bench" / "common.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_training_flops_count_every_matmul_by_hand():
-    common = load_common()
+    common = load_script("bench/common.py")
     sizes = common.make_sizes(
         hidden=4, filter=8, heads=2, encoder_layers=1, decoder_layers=1, vocab=10,
         batch=1, source_length=2, target_length=3,
@@ -49,7 +39,7 @@ def test_training_flops_count_every_matmul_by_hand():
 
 
 def test_front_end_flops_follow_the_strided_shapes():
-    common = load_common()
+    common = load_script("bench/common.py")
     sizes = common.make_sizes(
         hidden=4, speech_seconds=0.08, mel_bins=9, speech_channels=3, front_end_filters=2
     )
@@ -60,10 +50,9 @@ def test_front_end_flops_follow_the_strided_shapes():
 
 
 def test_bad_flags_are_one_clear_sentence(tmp_path):
-    result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--sections=decoding,nonsense"],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
-    )  # fmt: skip
+    result = run_command(
+        sys.executable, str(SCRIPT), "--sections=decoding,nonsense", timeout=120, cwd=tmp_path
+    )
     assert result.returncode == 2
     assert "--sections: a subset of training, decoding, pipeline" in result.stderr
 
@@ -89,9 +78,9 @@ def _check_rows(rows, reps, keys):
 @pytest.mark.slow
 def test_smallest_run_measures_every_comparison(tmp_path):
     output = tmp_path / "out" / "bench.json"
-    result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--size=smallest", "--profile", f"--output={output}"],
-        capture_output=True, text=True, timeout=1200, cwd=tmp_path,
+    result = run_command(
+        sys.executable, str(SCRIPT), "--size=smallest", "--profile", f"--output={output}",
+        timeout=1200, cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-4000:]
     results = json.loads(output.read_text())

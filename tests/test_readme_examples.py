@@ -5,10 +5,11 @@ for a problem, datagen and a few training steps."""
 
 import pathlib
 import re
-import subprocess
 import sys
 
 import pytest
+
+from tests.helpers import run_command, train_with_commands, write_usr_dir
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # The README and the guide it points to for writing a problem.
@@ -26,10 +27,6 @@ def _snake_case(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, timeout=900)
-
-
 def test_the_readme_has_hparams_and_problem_examples():
     kinds = {kind for block in _registering_blocks() for kind, _ in _REGISTERED.findall(block)}
     assert {"hparams", "problem"} <= kinds
@@ -38,28 +35,21 @@ def test_the_readme_has_hparams_and_problem_examples():
 @pytest.mark.parametrize("index", range(len(_registering_blocks())))
 def test_readme_block_runs_as_a_user_directory(index, tmp_path):
     block = _registering_blocks()[index]
-    usr = tmp_path / "usr"
-    usr.mkdir()
-    (usr / "__init__.py").write_text(block)
-    as_script = run(sys.executable, str(usr / "__init__.py"))
+    usr = write_usr_dir(tmp_path / "usr", block)
+    as_script = run_command(sys.executable, str(usr / "__init__.py"))
     assert as_script.returncode == 0, as_script.stderr[-3000:]
     names = [(kind, _snake_case(name)) for kind, name in _REGISTERED.findall(block)]
-    listed = run("t2t-lite-trainer", f"--t2t_usr_dir={usr}", "--registry_help")
+    listed = run_command("t2t-lite-trainer", f"--t2t_usr_dir={usr}", "--registry_help")
     assert listed.returncode == 0, listed.stderr[-3000:]
     for _, name in names:
         assert f"  {name}\n" in listed.stdout
     for _, problem in [n for n in names if n[0] == "problem"]:
-        common = [f"--t2t_usr_dir={usr}", f"--problem={problem}", f"--data_dir={tmp_path / 'd'}"]
-        datagen = run("t2t-lite-datagen", *common)
-        assert datagen.returncode == 0, datagen.stderr[-3000:]
-        train = run(
-            "t2t-lite-trainer",
-            *common,
+        train_with_commands(
+            usr,
+            problem,
+            tmp_path,
             "--hparams_set=transformer_tiny",
             "--hparams=batch_size=256",
-            f"--output_dir={tmp_path / 'out'}",
             "--train_steps=2",
             "--iterations_per_loop=2",
-            "--schedule=train",
         )
-        assert train.returncode == 0, train.stderr[-3000:]

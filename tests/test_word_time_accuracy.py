@@ -3,33 +3,27 @@ smallest size: a tiny built-in corpus, a model trained for a few steps, the
 report complete. Its figures are not asserted (the model has barely
 trained); its pairing and summary are, on known words."""
 
-import importlib.util
 import json
-import subprocess
 import sys
-import textwrap
-from pathlib import Path
 
 import pytest
 
 from t2t_lite.decoding.subtitles import TimedWord
-
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "word_time_accuracy.py"
-TINY_SPEECH = (
-    "hidden_size=32,filter_size=64,num_heads=2,num_encoder_layers=1,num_decoder_layers=1,"
-    "batch_size=400000,learning_rate_warmup_steps=10"
+from tests.helpers import (
+    SCRIPTS,
+    TINY_SPEECH_RUN,
+    load_script,
+    problem_source,
+    run_command,
+    train_with_commands,
+    write_usr_dir,
 )
 
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("word_time_accuracy", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = "word_time_accuracy.py"
 
 
 def test_pairs_only_agreeing_words_and_summarizes_them():
-    script = load_script()
+    script = load_script(SCRIPT)
     reference = [("go", 0.10, 0.30), ("to", 0.35, 0.45), ("bed", 0.50, 0.90)]
     hypothesis = [TimedWord("go", 0.12, 0.26, 0.9), TimedWord("two", 0.35, 0.45, 0.9),
                   TimedWord("bed", 0.62, 0.90, 0.9), TimedWord("now", -1, -1, 0)]  # fmt: skip
@@ -46,38 +40,28 @@ def test_pairs_only_agreeing_words_and_summarizes_them():
 
 @pytest.mark.slow
 def test_runs_on_a_tiny_trained_run(tmp_path):
-    usr = tmp_path / "usr"
-    usr.mkdir()
-    (usr / "__init__.py").write_text(
-        textwrap.dedent(
-            """
-            from t2t_lite import registry
-            from t2t_lite.problems.spoken_synth import SpokenSynth
-
-            @registry.register_problem
-            class TinySpokenSynth(SpokenSynth):
-                split_sizes = {"train": 24, "dev": 4, "test": 4}
-                num_shards = {"train": 1, "dev": 1, "test": 1, "long": 1}
-            """
-        )
+    usr = write_usr_dir(
+        tmp_path / "usr",
+        problem_source(
+            "TinySpokenSynth",
+            "t2t_lite.problems.spoken_synth.SpokenSynth",
+            split_sizes={"train": 24, "dev": 4, "test": 4},
+            num_shards={"train": 1, "dev": 1, "test": 1, "long": 1},
+        ),
     )
-    run = lambda *args: subprocess.run(args, capture_output=True, text=True, timeout=900)  # noqa: E731
-    common = [f"--t2t_usr_dir={usr}", "--problem=tiny_spoken_synth"]
-    common.append(f"--data_dir={tmp_path / 'data'}")
-    datagen = run("t2t-lite-datagen", *common, f"--tmp_dir={tmp_path / 'raw'}")
-    assert datagen.returncode == 0, datagen.stderr[-3000:]
-    train = run(
-        "t2t-lite-trainer", *common, f"--output_dir={tmp_path / 'out'}",
-        "--hparams_set=transformer_speech_small", f"--hparams={TINY_SPEECH}",
-        "--train_steps=30", "--schedule=train", "--random_seed=1",
+    data_dir, output_dir = train_with_commands(
+        usr, "tiny_spoken_synth", tmp_path,
+        "--hparams_set=transformer_speech_small",
+        f"--hparams={TINY_SPEECH_RUN},learning_rate_warmup_steps=10",
+        "--train_steps=30", "--random_seed=1",
+        tmp_dir=tmp_path / "raw",
     )  # fmt: skip
-    assert train.returncode == 0, train.stderr[-3000:]
     report_path = tmp_path / "report.json"
-    result = subprocess.run(
-        [sys.executable, str(SCRIPT), *common, f"--output_dir={tmp_path / 'out'}",
-         "--examples=2", "--decode_hparams=beam_size=1,batch_size=2",
-         f"--output_json={report_path}"],
-        capture_output=True, text=True, timeout=900,
+    result = run_command(
+        sys.executable, str(SCRIPTS / SCRIPT),
+        f"--t2t_usr_dir={usr}", "--problem=tiny_spoken_synth", f"--data_dir={data_dir}",
+        f"--output_dir={output_dir}", "--examples=2", "--decode_hparams=beam_size=1,batch_size=2",
+        f"--output_json={report_path}",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(report_path.read_text())

@@ -1,11 +1,10 @@
 """Helpers for the console-script tests."""
 
-import functools
 import re
-import subprocess
-import textwrap
 
 import pytest
+
+from tests.helpers import TINY_TRANSFORMER, problem_source, train_with_commands, write_usr_dir
 
 # Lines TF and absl log on their own: "I0000 00:00:17954.. 123 file.cc:31] ..."
 # (C++) and "I1123 15:33:01.831628 1399.. file.py:44] ..." (absl), the
@@ -26,10 +25,8 @@ def user_stderr_lines():
     return _user_lines
 
 
-TINY_TEXT_HPARAMS = (
-    "hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1,batch_size=256,"
-    "max_length=24,learning_rate_warmup_steps=10"
-)
+# TINY_TRANSFORMER on strings of at most 8 symbols, warmed up within a few steps.
+TINY_TEXT_HPARAMS = f"{TINY_TRANSFORMER},batch_size=256,max_length=24,learning_rate_warmup_steps=10"
 
 
 @pytest.fixture
@@ -38,46 +35,62 @@ def tiny_text_hparams():
     return TINY_TEXT_HPARAMS
 
 
+IDENTITY_BINARY = "t2t_lite.problems.algorithmic.AlgorithmicIdentityBinary40"
+
+
 @pytest.fixture(scope="session")
-def tiny_text_run(tmp_path_factory):
+def toy_usr_dir(tmp_path_factory) -> str:
+    """A user directory registering toy problems, identity over {0, 1}:
+    `librispeech_toy` (a name near a built-in one) and `broken_data_toy`, 20
+    train, 5 dev and 5 test examples in one train shard and in two;
+    `tiny_binary`, see `tiny_text_run`; and the hparams set `cli_usr_hparams`."""
+    toy_sizes = {"train": 20, "dev": 5, "test": 5}
+    path = write_usr_dir(
+        tmp_path_factory.mktemp("usr") / "toy_usr",
+        problem_source(
+            "LibrispeechToy",
+            IDENTITY_BINARY,
+            split_sizes=toy_sizes,
+            num_shards={"train": 1, "dev": 1, "test": 1},
+        ),
+        problem_source(
+            "BrokenDataToy",
+            IDENTITY_BINARY,
+            split_sizes=toy_sizes,
+            num_shards={"train": 2, "dev": 1, "test": 1},
+        ),
+        problem_source(
+            "TinyBinary",
+            IDENTITY_BINARY,
+            train_length=8,
+            test_length=8,
+            split_sizes={"train": 64, "dev": 6, "test": 7},
+            num_shards={"train": 1, "dev": 1, "test": 2},
+        ),
+        """
+        @registry.register_hparams
+        def cli_usr_hparams():
+            return registry.hparams("transformer_tiny")
+        """,
+    )
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def tiny_text_run(toy_usr_dir, tmp_path_factory):
     """(usr_dir, data_dir, output_dir) of a 4-step text run (checkpoints 2 and 4,
     --keep_checkpoint_max=0) on `tiny_binary`: identity over {0, 1}, inputs of
     1-8 symbols, 7 test examples in 2 shards."""
-    root = tmp_path_factory.mktemp("tiny_text")
-    usr = root / "usr"
-    usr.mkdir()
-    (usr / "__init__.py").write_text(
-        textwrap.dedent(
-            """
-            from t2t_lite import registry
-            from t2t_lite.problems.algorithmic import AlgorithmicIdentityBinary40
-
-            @registry.register_problem
-            class TinyBinary(AlgorithmicIdentityBinary40):
-                train_length = test_length = 8
-                split_sizes = {"train": 64, "dev": 6, "test": 7}
-                num_shards = {"train": 1, "dev": 1, "test": 2}
-            """
-        )
+    data_dir, output_dir = train_with_commands(
+        toy_usr_dir,
+        "tiny_binary",
+        tmp_path_factory.mktemp("tiny_text"),
+        "--hparams_set=transformer_tiny",
+        f"--hparams={TINY_TEXT_HPARAMS}",
+        "--train_steps=4",
+        "--save_checkpoints_steps=2",
+        "--iterations_per_loop=2",
+        "--keep_checkpoint_max=0",
+        "--random_seed=1",
     )
-    common = [f"--t2t_usr_dir={usr}", "--problem=tiny_binary", f"--data_dir={root / 'data'}"]
-    run = functools.partial(subprocess.run, capture_output=True, text=True, timeout=900)
-    datagen = run(["t2t-lite-datagen", *common])
-    assert datagen.returncode == 0, datagen.stderr[-3000:]
-    train = run(
-        [
-            "t2t-lite-trainer",
-            *common,
-            f"--output_dir={root / 'out'}",
-            "--hparams_set=transformer_tiny",
-            f"--hparams={TINY_TEXT_HPARAMS}",
-            "--train_steps=4",
-            "--save_checkpoints_steps=2",
-            "--iterations_per_loop=2",
-            "--keep_checkpoint_max=0",
-            "--schedule=train",
-            "--random_seed=1",
-        ]
-    )
-    assert train.returncode == 0, train.stderr[-3000:]
-    return usr, root / "data", root / "out"
+    return toy_usr_dir, data_dir, output_dir

@@ -4,46 +4,20 @@ a --decode_from_file list that is not UTF-8. (A changed-hparams resume is in
 test_trainer.py.)"""
 
 import shutil
-import subprocess
-import textwrap
 
 import pytest
 import tensorflow as tf
 
 from t2t_lite import registry, usr_dir
 from t2t_lite.data import shards
+from tests.helpers import run_command
 
 PROBLEM = "broken_data_toy"
 
 
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, timeout=600)
-
-
-@pytest.fixture(scope="module")
-def toy_usr_dir(tmp_path_factory):
-    """A user directory registering a 30-example problem with two train shards."""
-    path = tmp_path_factory.mktemp("usr") / "broken_data_usr"
-    path.mkdir()
-    (path / "__init__.py").write_text(
-        textwrap.dedent(
-            """
-            from t2t_lite import registry
-            from t2t_lite.problems.algorithmic import AlgorithmicIdentityBinary40
-
-            @registry.register_problem
-            class BrokenDataToy(AlgorithmicIdentityBinary40):
-                split_sizes = {"train": 20, "dev": 5, "test": 5}
-                num_shards = {"train": 2, "dev": 1, "test": 1}
-            """
-        )
-    )
-    usr_dir.import_usr_dir(str(path))  # in-process too: the fixtures call datagen directly
-    return str(path)
-
-
 @pytest.fixture(scope="module")
 def clean_data(toy_usr_dir, tmp_path_factory):
+    usr_dir.import_usr_dir(toy_usr_dir)  # in-process too: datagen runs here directly
     path = tmp_path_factory.mktemp("clean_data")
     registry.problem(PROBLEM).generate_data(str(path), str(path / "tmp"))
     return path
@@ -62,7 +36,7 @@ def test_truncated_shard_stops_the_trainer_before_the_first_step(
     size = shard.stat().st_size
     shard.write_bytes(shard.read_bytes()[:-40])
     output_dir = tmp_path / "out"
-    result = run(
+    result = run_command(
         "t2t-lite-trainer",
         f"--t2t_usr_dir={toy_usr_dir}",
         f"--problem={PROBLEM}",
@@ -102,7 +76,7 @@ def test_decode_list_that_is_not_utf8_is_one_line(
 ):
     listing = tmp_path / "inputs.txt"
     listing.write_bytes(b"0 1 1\n1 0\xff 1\n")  # Latin-1 ÿ on line 2
-    result = run(
+    result = run_command(
         "t2t-lite-decoder",
         f"--t2t_usr_dir={toy_usr_dir}",
         f"--problem={PROBLEM}",

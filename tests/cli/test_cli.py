@@ -2,10 +2,10 @@
 
 import json
 import shutil
-import subprocess
-import textwrap
 
 import pytest
+
+from tests.helpers import run_command
 
 COMMANDS = [
     "t2t-lite-trainer",
@@ -16,60 +16,33 @@ COMMANDS = [
 ]
 
 
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, timeout=300)
-
-
-@pytest.fixture(scope="module")
-def usr_dir(tmp_path_factory):
-    """A user directory registering a problem and an hparams set."""
-    path = tmp_path_factory.mktemp("usr") / "cli_usr"
-    path.mkdir()
-    (path / "__init__.py").write_text(
-        textwrap.dedent(
-            """
-            from t2t_lite import registry
-            from t2t_lite.problems.algorithmic import AlgorithmicIdentityBinary40
-
-            @registry.register_problem
-            class LibrispeechToy(AlgorithmicIdentityBinary40):
-                split_sizes = {"train": 20, "dev": 5, "test": 5}
-                num_shards = {"train": 1, "dev": 1, "test": 1}
-
-            @registry.register_hparams
-            def cli_usr_hparams():
-                return registry.hparams("transformer_tiny")
-            """
-        )
-    )
-    return str(path)
-
-
 @pytest.mark.parametrize("command", COMMANDS)
 def test_console_scripts_are_installed(command):
     assert shutil.which(command), f"{command} is not on PATH; reinstall the package"
 
 
 def test_bad_hparams_value_is_one_line_naming_key_and_type():
-    result = run("t2t-lite-trainer", "--hparams_set=transformer_base", "--hparams=hidden_size=abc")
+    result = run_command(
+        "t2t-lite-trainer", "--hparams_set=transformer_base", "--hparams=hidden_size=abc"
+    )
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()
     assert lines[-1] == ("t2t-lite-trainer: error: hparam 'hidden_size' expects int, got 'abc'.")
     assert "Traceback" not in result.stderr
 
 
-def test_registry_help_lists_user_registrations(usr_dir):
-    result = run("t2t-lite-trainer", f"--t2t_usr_dir={usr_dir}", "--registry_help")
+def test_registry_help_lists_user_registrations(toy_usr_dir):
+    result = run_command("t2t-lite-trainer", f"--t2t_usr_dir={toy_usr_dir}", "--registry_help")
     assert result.returncode == 0, result.stderr
     assert "  librispeech_toy" in result.stdout
     assert "  cli_usr_hparams" in result.stdout
     assert "  transformer_librispeech_v2" in result.stdout
 
 
-def test_misspelled_problem_suggests_close_name(usr_dir):
-    result = run(
+def test_misspelled_problem_suggests_close_name(toy_usr_dir):
+    result = run_command(
         "t2t-lite-trainer",
-        f"--t2t_usr_dir={usr_dir}",
+        f"--t2t_usr_dir={toy_usr_dir}",
         "--hparams_set=cli_usr_hparams",
         "--problem=librispeach",
     )
@@ -80,10 +53,10 @@ def test_misspelled_problem_suggests_close_name(usr_dir):
     assert "librispeech" in suggestions  # the real problem, not only the user's
 
 
-def test_user_names_resolve_through_the_cli(usr_dir, tmp_path):
-    result = run(
+def test_user_names_resolve_through_the_cli(toy_usr_dir, tmp_path):
+    result = run_command(
         "t2t-lite-datagen",
-        f"--t2t_usr_dir={usr_dir}",
+        f"--t2t_usr_dir={toy_usr_dir}",
         "--problem=librispeech_toy",
         f"--data_dir={tmp_path}",
     )
@@ -99,9 +72,9 @@ def test_user_names_resolve_through_the_cli(usr_dir, tmp_path):
             "bytes": (tmp_path / "librispeech_toy-train-00000-of-00001").stat().st_size,
         }
     ]
-    hparams = run(
+    hparams = run_command(
         "t2t-lite-trainer",
-        f"--t2t_usr_dir={usr_dir}",
+        f"--t2t_usr_dir={toy_usr_dir}",
         "--problem=librispeech_toy",
         "--hparams_set=cli_usr_hparams",
         "--hparams=hidden_size=abc",
@@ -112,22 +85,22 @@ def test_user_names_resolve_through_the_cli(usr_dir, tmp_path):
 
 def test_broken_usr_dir_names_file_and_line(tmp_path):
     (tmp_path / "broken.py").write_text("import os\nraise RuntimeError('boom')\n")
-    result = run("t2t-lite-trainer", f"--t2t_usr_dir={tmp_path}", "--registry_help")
+    result = run_command("t2t-lite-trainer", f"--t2t_usr_dir={tmp_path}", "--registry_help")
     assert result.returncode == 1
     assert f"{tmp_path / 'broken.py'}:2 failed: RuntimeError: boom" in result.stderr
 
 
 def test_missing_required_flag_and_stray_args():
-    result = run("t2t-lite-trainer", "--hparams=hidden_size=4")
+    result = run_command("t2t-lite-trainer", "--hparams=hidden_size=4")
     assert result.returncode == 1
     assert "--hparams_set is required." in result.stderr
-    result = run("t2t-lite-decoder", "extra_word")
+    result = run_command("t2t-lite-decoder", "extra_word")
     assert result.returncode == 1
     assert "unexpected arguments ['extra_word']" in result.stderr
 
 
 @pytest.mark.parametrize("command", ["t2t-lite-exporter", "t2t-lite-avg-checkpoints"])
 def test_commands_need_an_output_dir(command):
-    result = run(command)
+    result = run_command(command)
     assert result.returncode == 1
     assert result.stderr.strip().endswith("--output_dir is required.")

@@ -3,17 +3,15 @@
 import os
 import re
 import socket
-import subprocess
 import time
 
-
-def run(*args):
-    return subprocess.run(["t2t-lite-datagen", *args], capture_output=True, text=True, timeout=600)
+from tests.helpers import run_command
 
 
 def test_writes_then_keeps_shards(tmp_path):
     data_dir = tmp_path / "data"
-    result = run(
+    result = run_command(
+        "t2t-lite-datagen",
         "--problem=algorithmic_identity_binary40",
         f"--data_dir={data_dir}",
         f"--tmp_dir={tmp_path / 'raw'}",
@@ -22,16 +20,20 @@ def test_writes_then_keeps_shards(tmp_path):
     assert "train: 100000 examples written, 0 skipped" in result.stdout
     assert len(list(data_dir.glob("algorithmic_identity_binary40-train-*-of-00010"))) == 10
     assert not list(data_dir.glob("*.incomplete"))
-    again = run("--problem=algorithmic_identity_binary40", f"--data_dir={data_dir}")
+    again = run_command(
+        "t2t-lite-datagen", "--problem=algorithmic_identity_binary40", f"--data_dir={data_dir}"
+    )
     assert again.returncode == 0
     assert "train: shards exist, kept (--overwrite to regenerate)" in again.stdout
 
 
 def test_unknown_problem_and_missing_flag(tmp_path):
-    result = run("--problem=algorithmic_revers_binary40", f"--data_dir={tmp_path}")
+    result = run_command(
+        "t2t-lite-datagen", "--problem=algorithmic_revers_binary40", f"--data_dir={tmp_path}"
+    )
     assert result.returncode == 1
     assert "closest registered: algorithmic_reverse_binary40" in result.stderr
-    result = run("--problem=algorithmic_identity_binary40")
+    result = run_command("t2t-lite-datagen", "--problem=algorithmic_identity_binary40")
     assert result.returncode == 1
     assert result.stderr.strip().endswith("--data_dir is required.")
 
@@ -46,16 +48,11 @@ def test_translate_offline_fails_fast_in_one_line(tmp_path, user_stderr_lines):
     env = {**os.environ, "TFDS_DATA_DIR": str(tmp_path / "tfds"), "NO_PROXY": "", "no_proxy": ""}
     env.update({name: proxy for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY")})
     start = time.monotonic()
-    result = subprocess.run(
-        [
-            "t2t-lite-datagen",
-            "--problem=translate_ende_wmt32k",
-            f"--data_dir={tmp_path / 'data'}",
-            f"--tmp_dir={tmp_path / 'raw'}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    result = run_command(
+        "t2t-lite-datagen",
+        "--problem=translate_ende_wmt32k",
+        f"--data_dir={tmp_path / 'data'}",
+        f"--tmp_dir={tmp_path / 'raw'}",
         env=env,
     )
     assert time.monotonic() - start < 30  # tfds alone retries for 3.4 minutes a URL

@@ -3,8 +3,6 @@ real LibriSpeech audio (the four utterances of shared/testdata)."""
 
 import json
 import re
-import subprocess
-import textwrap
 
 import jiwer
 import numpy as np
@@ -13,59 +11,50 @@ import soundfile
 
 from t2t_lite.data.audio_io import read_audio
 from t2t_lite.decoding.long_form import piece_ends
-
-TINY_SPEECH = (
-    "hidden_size=32,filter_size=64,num_heads=2,num_encoder_layers=1,num_decoder_layers=1,"
-    "batch_size=400000,learning_rate_warmup_steps=20"
+from tests.helpers import (
+    TINY_SPEECH_RUN,
+    problem_source,
+    run_command,
+    train_with_commands,
+    write_usr_dir,
 )
-
-
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, timeout=900)
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, librispeech_mini):
     """(usr_dir, data_dir, output_dir) of a 150-step run with checkpoints 50, 100, 150."""
     root = tmp_path_factory.mktemp("decoder")
-    usr = root / "usr"
-    usr.mkdir()
-    (usr / "__init__.py").write_text(
-        textwrap.dedent(
-            """
-        from t2t_lite import registry
-        from t2t_lite.problems.librispeech import Librispeech
-
-        @registry.register_problem
-        class LibrispeechMini(Librispeech):
-            subsets = {"train": ("train-clean-100",), "dev": ("test-other", "test-clean"),
-                       "test": ("test-clean",)}
-            num_shards = {"train": 1, "dev": 1, "test": 1}
-        """
-        )
+    usr = write_usr_dir(
+        root / "usr",
+        problem_source(
+            "LibrispeechMini",
+            "t2t_lite.problems.librispeech.Librispeech",
+            subsets={
+                "train": ("train-clean-100",),
+                "dev": ("test-other", "test-clean"),
+                "test": ("test-clean",),
+            },
+            num_shards={"train": 1, "dev": 1, "test": 1},
+        ),
     )
-    common = [f"--t2t_usr_dir={usr}", "--problem=librispeech_mini", f"--data_dir={root / 'data'}"]
-    datagen = run("t2t-lite-datagen", *common, f"--tmp_dir={librispeech_mini}")
-    assert datagen.returncode == 0, datagen.stderr[-3000:]
-    train = run(
-        "t2t-lite-trainer",
-        *common,
-        f"--output_dir={root / 'out'}",
+    data_dir, output_dir = train_with_commands(
+        usr,
+        "librispeech_mini",
+        root,
         "--hparams_set=transformer_speech_small",
-        f"--hparams={TINY_SPEECH}",
+        f"--hparams={TINY_SPEECH_RUN},learning_rate_warmup_steps=20",
         "--train_steps=150",
         "--save_checkpoints_steps=50",
         "--iterations_per_loop=50",
-        "--schedule=train",
         "--random_seed=3",
+        tmp_dir=librispeech_mini,
     )
-    assert train.returncode == 0, train.stderr[-3000:]
-    return usr, root / "data", root / "out"
+    return usr, data_dir, output_dir
 
 
 def decoder(trained, *extra):
     usr, data_dir, output_dir = trained
-    return run(
+    return run_command(
         "t2t-lite-decoder",
         f"--t2t_usr_dir={usr}",
         "--problem=librispeech_mini",
@@ -147,7 +136,7 @@ def test_bad_audio_path_is_one_clear_line(trained, tmp_path):
 
 def test_averaged_checkpoint_is_accepted_by_the_decoder(trained):
     _, _, output_dir = trained
-    result = run(
+    result = run_command(
         "t2t-lite-avg-checkpoints", f"--output_dir={output_dir}", "--num_last_checkpoints=3"
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -160,7 +149,7 @@ def test_averaged_checkpoint_is_accepted_by_the_decoder(trained):
     )
     assert decoded.returncode == 0, decoded.stderr[-3000:]
     assert "[checkpoint ckpt-150-avg3]" in decoded.stdout
-    too_many = run(
+    too_many = run_command(
         "t2t-lite-avg-checkpoints", f"--output_dir={output_dir}", "--num_last_checkpoints=9"
     )
     assert too_many.returncode == 1

@@ -5,13 +5,10 @@
 import os
 import re
 import shutil
-import subprocess
 
 import tensorflow as tf
 
-
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, timeout=900)
+from tests.helpers import run_command
 
 
 def _copy_of_run(tiny_text_run, tmp_path):
@@ -28,7 +25,7 @@ def test_keep_checkpoint_max_0_keeps_every_checkpoint(tiny_text_run):
 
 
 def test_negative_keep_checkpoint_max_is_one_line(user_stderr_lines):
-    result = run("t2t-lite-trainer", "--keep_checkpoint_max=-1")
+    result = run_command("t2t-lite-trainer", "--keep_checkpoint_max=-1")
     assert result.returncode == 1
     assert user_stderr_lines(result.stderr) == [
         "t2t-lite-trainer: error: --keep_checkpoint_max must be 0 (keep all) or more."
@@ -44,7 +41,7 @@ def test_evaluate_without_a_checkpoint_is_an_error_and_writes_nothing(
     for name in ("hparams.json", "flags.json"):
         shutil.copy(output_dir / name, empty / name)
     for where in (empty, tmp_path / "mistyped"):
-        result = run("t2t-lite-trainer", "--schedule=evaluate", f"--output_dir={where}")
+        result = run_command("t2t-lite-trainer", "--schedule=evaluate", f"--output_dir={where}")
         assert result.returncode == 1
         assert user_stderr_lines(result.stderr) == [
             f"t2t-lite-trainer: error: --output_dir {where} holds no checkpoint to evaluate; "
@@ -58,13 +55,15 @@ def test_evaluate_takes_the_run_from_output_dir(tiny_text_run, tmp_path, user_st
     output_dir = _copy_of_run(tiny_text_run, tmp_path)
     flags_before = (output_dir / "flags.json").read_text()
     args = ["t2t-lite-trainer", "--schedule=evaluate", f"--output_dir={output_dir}"]
-    wrong = run(*args, "--problem=algorithmic_reverse_binary40")
+    wrong = run_command(*args, "--problem=algorithmic_reverse_binary40")
     assert wrong.returncode == 1
     assert user_stderr_lines(wrong.stderr)[-1].startswith(
         "t2t-lite-trainer: error: --problem=algorithmic_reverse_binary40 does not match the run"
     )
     # No --problem, --hparams_set, --hparams or --data_dir: all from the run.
-    result = run(*args, "--eval_steps=1", "--eval_decode_examples=2", "--save_checkpoints_steps=1")
+    result = run_command(
+        *args, "--eval_steps=1", "--eval_decode_examples=2", "--save_checkpoints_steps=1"
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert re.search(r"eval at step 4: ", result.stderr)
     assert (
@@ -76,7 +75,7 @@ def test_evaluate_takes_the_run_from_output_dir(tiny_text_run, tmp_path, user_st
 
 def test_continuous_eval_stops_after_eval_timeout_mins(tiny_text_run, tmp_path):
     output_dir = _copy_of_run(tiny_text_run, tmp_path)
-    result = run(
+    result = run_command(
         "t2t-lite-trainer",
         "--schedule=continuous_eval",
         f"--output_dir={output_dir}",
@@ -95,7 +94,7 @@ def test_deterministic_runs_with_one_seed_give_the_same_weights(
     usr, data_dir, _ = tiny_text_run
     checksums = []
     for name in ("first", "second"):
-        result = run(
+        result = run_command(
             "t2t-lite-trainer",
             f"--t2t_usr_dir={usr}",
             "--problem=tiny_binary",

@@ -2,20 +2,16 @@
 before decoding, output line i for input line i, splits in record order with
 `.inputs`, and the run directory as the source of truth."""
 
-import subprocess
-
 import pytest
 import tensorflow as tf
 
-
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, timeout=900)
+from tests.helpers import run_command
 
 
 def decoder(tiny_text_run, *extra):
     """The decoder on the run, given only --output_dir: the rest is in flags.json."""
     _, _, output_dir = tiny_text_run
-    return run("t2t-lite-decoder", f"--output_dir={output_dir}", *extra)
+    return run_command("t2t-lite-decoder", f"--output_dir={output_dir}", *extra)
 
 
 @pytest.mark.parametrize(
@@ -112,7 +108,7 @@ def test_flags_that_disagree_with_the_run_are_one_line(
 ):
     _, _, output_dir = tiny_text_run
     extra = [f"--export_dir={tmp_path / 'e'}"] if command == "t2t-lite-exporter" else []
-    result = run(command, f"--output_dir={output_dir}", *extra, flag)
+    result = run_command(command, f"--output_dir={output_dir}", *extra, flag)
     assert result.returncode == 1
     assert user_stderr_lines(result.stderr) == [
         f"{command}: error: " + expected.format(out=output_dir)

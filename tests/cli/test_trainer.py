@@ -8,11 +8,12 @@ import re
 import signal
 import socket
 import subprocess
-import textwrap
 import time
 
 import pytest
 import tensorflow as tf
+
+from tests.helpers import run_command, write_usr_dir
 
 PROBLEM = "algorithmic_identity_binary40"
 TINY = (
@@ -24,12 +25,8 @@ TINY = (
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
     path = tmp_path_factory.mktemp("trainer_data")
-    subprocess.run(
-        ["t2t-lite-datagen", f"--problem={PROBLEM}", f"--data_dir={path}"],
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
+    datagen = run_command("t2t-lite-datagen", f"--problem={PROBLEM}", f"--data_dir={path}")
+    assert datagen.returncode == 0, datagen.stderr[-3000:]
     return str(path)
 
 
@@ -46,10 +43,6 @@ def trainer_args(data_dir, output_dir, *extra, hparams=TINY):
         "--random_seed=1",
         *extra,
     ]
-
-
-def run(args, env=None):
-    return subprocess.run(args, capture_output=True, text=True, timeout=900, env=env)
 
 
 def checkpoint_steps(output_dir):
@@ -82,7 +75,7 @@ def test_killed_run_resumes_and_all_checkpoints_load(data_dir, tmp_path):
     killed_at = max(checkpoint_steps(output_dir))
     assert 20 <= killed_at < 80
 
-    resumed = run(args)
+    resumed = run_command(*args)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert re.search(rf"resumed from .*ckpt-{killed_at} at step {killed_at}", resumed.stderr)
     steps = checkpoint_steps(output_dir)
@@ -113,12 +106,12 @@ def check_length_report(data_dir, output_dir, stderr):
 def test_resume_with_changed_hparams_is_refused(data_dir, tmp_path, user_stderr_lines):
     output_dir = tmp_path / "run"
     base = ["--train_steps=5", "--schedule=train", "--iterations_per_loop=5"]
-    first = run(trainer_args(data_dir, output_dir, *base))
+    first = run_command(*trainer_args(data_dir, output_dir, *base))
     assert first.returncode == 0, first.stderr[-3000:]
     check_length_report(data_dir, output_dir, first.stderr)
     saved_flags = (output_dir / "flags.json").read_text()
     changed_hparams = TINY.replace("hidden_size=32", "hidden_size=16")
-    changed = run(trainer_args(data_dir, output_dir, *base, hparams=changed_hparams))
+    changed = run_command(*trainer_args(data_dir, output_dir, *base, hparams=changed_hparams))
     assert changed.returncode == 1
     assert user_stderr_lines(changed.stderr) == [  # one line, no traceback around it
         f"t2t-lite-trainer: error: {output_dir} holds a run with different hparams: "
@@ -126,8 +119,8 @@ def test_resume_with_changed_hparams_is_refused(data_dir, tmp_path, user_stderr_
     ]
     assert (output_dir / "flags.json").read_text() == saved_flags  # nothing rewritten
     same_values = ",".join(reversed(TINY.split(",")))  # same values, another spelling
-    same = run(
-        trainer_args(
+    same = run_command(
+        *trainer_args(
             data_dir,
             output_dir,
             "--train_steps=10",
@@ -143,11 +136,9 @@ def test_resume_with_changed_hparams_is_refused(data_dir, tmp_path, user_stderr_
 
 
 def test_injected_nan_stops_with_step_and_keeps_checkpoint(data_dir, tmp_path):
-    usr = tmp_path / "nan_usr"
-    usr.mkdir()
-    (usr / "__init__.py").write_text(
-        textwrap.dedent(
-            """
+    usr = write_usr_dir(
+        tmp_path / "nan_usr",
+        """
         import keras
         import tensorflow as tf
         from t2t_lite import registry
@@ -166,12 +157,11 @@ def test_injected_nan_stops_with_step_and_keeps_checkpoint(data_dir, tmp_path):
                     poison = tf.where(self.training_calls > 7, float("nan"), 0.0)
                     logits = logits + poison
                 return logits
-        """
-        )
+        """,
     )
     output_dir = tmp_path / "run"
-    result = run(
-        trainer_args(
+    result = run_command(
+        *trainer_args(
             data_dir,
             output_dir,
             f"--t2t_usr_dir={usr}",
@@ -199,8 +189,8 @@ def test_xla_static_shapes_training_compiles(data_dir, tmp_path):
     # the training step itself was compiled, not a log line.
     dump = tmp_path / "xla_dump"
     env = {**os.environ, "XLA_FLAGS": f"--xla_dump_to={dump}"}
-    result = run(
-        trainer_args(
+    result = run_command(
+        *trainer_args(
             data_dir,
             tmp_path / "run",
             "--xla_compile",
@@ -271,23 +261,19 @@ def test_reverse_binary40_reaches_dev_sequence_accuracy_099(tmp_path):
     """From datagen (`--generate_data`) to greedy decoding of all 1,000 dev
     sequences (1-40 symbols): sequence accuracy >= 0.99 in a few minutes."""
     output_dir = tmp_path / "run"
-    result = subprocess.run(
-        [
-            "t2t-lite-trainer",
-            "--problem=algorithmic_reverse_binary40",
-            "--hparams_set=transformer_algorithmic_tiny",
-            "--generate_data",
-            f"--data_dir={tmp_path / 'data'}",
-            f"--tmp_dir={tmp_path / 'tmp'}",
-            f"--output_dir={output_dir}",
-            f"--train_steps={REVERSE_TRAIN_STEPS}",
-            f"--local_eval_frequency={REVERSE_TRAIN_STEPS}",
-            f"--save_checkpoints_steps={REVERSE_TRAIN_STEPS}",
-            "--eval_decode_examples=1000",
-            "--random_seed=1",
-        ],
-        capture_output=True,
-        text=True,
+    result = run_command(
+        "t2t-lite-trainer",
+        "--problem=algorithmic_reverse_binary40",
+        "--hparams_set=transformer_algorithmic_tiny",
+        "--generate_data",
+        f"--data_dir={tmp_path / 'data'}",
+        f"--tmp_dir={tmp_path / 'tmp'}",
+        f"--output_dir={output_dir}",
+        f"--train_steps={REVERSE_TRAIN_STEPS}",
+        f"--local_eval_frequency={REVERSE_TRAIN_STEPS}",
+        f"--save_checkpoints_steps={REVERSE_TRAIN_STEPS}",
+        "--eval_decode_examples=1000",
+        "--random_seed=1",
         timeout=1800,
     )
     assert result.returncode == 0, result.stderr[-3000:]

@@ -11,7 +11,7 @@ from t2t_lite.decoding.ctc_prefix_score import CtcPrefixScorer
 from t2t_lite.decoding.decode import BatchDecoder, decode_hparams, model_search
 from t2t_lite.hparam import HParams
 from t2t_lite.models.transformer import Transformer
-from t2t_lite.training.losses import padded_cross_entropy, summed_ctc_loss
+from tests.helpers import NO_DROPOUT, fit_one_batch, random_sequences
 
 # How a search is run: eagerly, in a graph, and with fixed shapes compiled by XLA.
 MODES = ("eager", "graph", "fixed_xla")
@@ -297,43 +297,23 @@ VOCAB = 12
 DECODE_LENGTH = 8
 
 
-def random_ids(rng, batch, length):
-    """Ids in [2, VOCAB) ending in EOS, then padding, with varied lengths."""
-    ids = np.zeros((batch, length), np.int32)
-    for row in range(batch):
-        size = rng.integers(2, length)
-        ids[row, : size - 1] = rng.integers(2, VOCAB, size - 1)
-        ids[row, size - 1] = 1
-    return ids
-
-
 @pytest.fixture(scope="module")
 def trained():
     """A tiny Transformer trained briefly on one random batch (not degenerate),
     with that batch's inputs and unseen ones to decode."""
     tf.keras.utils.set_random_seed(3)
     hparams = registry.hparams("transformer_tiny")
-    hparams.parse(
-        "hidden_size=32,filter_size=64,num_heads=4,num_hidden_layers=2,"
-        "layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
-    )
+    hparams.parse(f"hidden_size=32,filter_size=64,num_heads=4,num_hidden_layers=2,{NO_DROPOUT}")
     model = Transformer.from_hparams(
         hparams, input_modality="symbol", input_vocab_size=VOCAB, target_vocab_size=VOCAB
     )
     rng = np.random.default_rng(0)
-    features = {"inputs": random_ids(rng, 3, 6), "targets": random_ids(rng, 3, 7)}
-    optimizer = tf.keras.optimizers.Adam(3e-3)
-
-    @tf.function
-    def train_step():
-        with tf.GradientTape() as tape:
-            loss, _ = padded_cross_entropy(model(features, training=True), features["targets"])
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
-
-    for _ in range(30):
-        train_step()
-    inputs = {"inputs": np.concatenate([features["inputs"], random_ids(rng, 2, 6)])}
+    features = {
+        "inputs": random_sequences(rng, 3, 6, VOCAB),
+        "targets": random_sequences(rng, 3, 7, VOCAB),
+    }
+    fit_one_batch(model, features, 30, tf.keras.optimizers.Adam(3e-3), label_smoothing=0.1)
+    inputs = {"inputs": np.concatenate([features["inputs"], random_sequences(rng, 2, 6, VOCAB)])}
     return model, inputs
 
 
@@ -414,29 +394,16 @@ def trained_ctc():
     tf.keras.utils.set_random_seed(5)
     hparams = registry.hparams("transformer_tiny")
     hparams.parse(
-        "hidden_size=32,filter_size=64,num_heads=4,num_hidden_layers=1,ctc_loss_weight=0.5,"
-        "layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
+        f"hidden_size=32,filter_size=64,num_heads=4,num_hidden_layers=1,ctc_loss_weight=0.5,"
+        f"{NO_DROPOUT}"
     )
     model = Transformer.from_hparams(
         hparams, input_modality="symbol", input_vocab_size=VOCAB, target_vocab_size=VOCAB
     )
     rng = np.random.default_rng(1)
-    ids = random_ids(rng, 8, 7)
-    features = {"inputs": ids, "targets": ids}
-    optimizer = tf.keras.optimizers.Adam(1e-2)
-
-    @tf.function
-    def train_step():
-        with tf.GradientTape() as tape:
-            logits, ctc_logits, ctc_mask = model.call_with_ctc(features, training=True)
-            loss, tokens = padded_cross_entropy(logits, features["targets"], 0.0)
-            loss += summed_ctc_loss(ctc_logits, ctc_mask, features["targets"]) / tokens
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
-
-    for _ in range(40):
-        train_step()
-    return model, {"inputs": np.concatenate([ids[:3], random_ids(rng, 2, 7)])}
+    ids = random_sequences(rng, 8, 7, VOCAB)
+    fit_one_batch(model, {"inputs": ids, "targets": ids}, 40, tf.keras.optimizers.Adam(1e-2))
+    return model, {"inputs": np.concatenate([ids[:3], random_sequences(rng, 2, 7, VOCAB)])}
 
 
 def joint_search(model, inputs, ctc_weight, beam_size=3, use_fixed_shapes=False, jit=False):

@@ -10,6 +10,7 @@ from t2t_lite import registry
 from t2t_lite.models.transformer import Transformer
 from t2t_lite.models.transformer_config import MODEL_HPARAMS, TransformerConfig
 from t2t_lite.training.losses import padded_cross_entropy
+from tests.helpers import fit_one_batch, random_sequences
 
 VOCAB = 12
 BATCH = 3
@@ -35,20 +36,10 @@ def make_model(modality, ffn_layer="dense_relu_dense", **overrides):
     )
 
 
-def random_targets(rng, batch=BATCH, length=TARGET_LENGTH):
-    """Ids in [2, VOCAB) ending in EOS (1), then padding, with varied lengths."""
-    targets = np.zeros((batch, length), np.int32)
-    for row in range(batch):
-        size = rng.integers(2, length)
-        targets[row, : size - 1] = rng.integers(2, VOCAB, size - 1)
-        targets[row, size - 1] = 1
-    return targets
-
-
 def random_features(modality, rng, batch=BATCH):
-    features = {"targets": random_targets(rng, batch)}
+    features = {"targets": random_sequences(rng, batch, TARGET_LENGTH, VOCAB)}
     if modality == "symbol":
-        features["inputs"] = random_targets(rng, batch, length=6)
+        features["inputs"] = random_sequences(rng, batch, 6, VOCAB)
     elif modality == "speech":
         features["inputs"] = rng.normal(size=(batch, FRAMES, 80, 3)).astype(np.float32)
         features["inputs_length"] = rng.integers(FRAMES // 2, FRAMES + 1, batch).astype(np.int32)
@@ -56,21 +47,9 @@ def random_features(modality, rng, batch=BATCH):
     return features
 
 
-def train(model, features, steps, learning_rate=3e-3, label_smoothing=0.1):
-    optimizer = tf.keras.optimizers.Adam(learning_rate)
-
-    @tf.function
-    def step(features):
-        with tf.GradientTape() as tape:
-            logits = model(features, training=True)
-            loss, _ = padded_cross_entropy(logits, features["targets"], label_smoothing)
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
-        return loss
-
-    for _ in range(steps):
-        loss = step(features)
-    return float(loss)
+def train(model, features, steps):
+    """The last loss of `steps` Adam steps (a fresh optimizer) on `features`."""
+    return fit_one_batch(model, features, steps, tf.keras.optimizers.Adam(3e-3), 0.1)
 
 
 @pytest.fixture(name="greedy")

@@ -14,7 +14,6 @@ import dataclasses
 import json
 import os
 import re
-import subprocess
 import sys
 import textwrap
 
@@ -34,7 +33,17 @@ from t2t_lite.hparam import create_hparams
 from t2t_lite.models.checkpointable import model_weights
 from t2t_lite.serving import export
 from t2t_lite.serving.serving_module import ServingModule
-from t2t_lite.training.losses import padded_cross_entropy, summed_ctc_loss
+from tests.helpers import (
+    BEAM_DECODE,
+    CTC_BEAM_DECODE,
+    DEGENERATE_WAVEFORMS,
+    NO_DROPOUT,
+    TINY_CTC_SPEECH,
+    TINY_TRANSFORMER,
+    fit_one_batch,
+    full_lengths,
+    run_command,
+)
 
 # Real utterances of tests/conftest.py's librispeech_mini.
 FLACS = [
@@ -42,16 +51,9 @@ FLACS = [
     "train-clean-100/1034/121119/1034-121119-0046.flac",  # 2.46 s
     "test-other/2033/164915/2033-164915-0001.flac",  # 8.94 s: over-long
 ]
-TINY = (
-    "hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1,"
-    "layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
-)
-# 300 frames = 3 s of audio; 16 output bytes at most; a CTC head.
-SPEECH_HPARAMS = TINY + ",max_input_seq_length=300,max_target_seq_length=16,ctc_loss_weight=0.3"
-TEXT_HPARAMS = TINY + ",max_input_seq_length=12,max_target_seq_length=24"
-DECODE_HPARAMS = "beam_size=2,alpha=0.6,extra_length=8"
-# Speech decodes jointly with its CTC head.
-SPEECH_DECODE_HPARAMS = DECODE_HPARAMS + ",ctc_weight=0.3"
+# Inputs of 300 frames (3 s of audio) at most.
+SPEECH_HPARAMS = f"{TINY_CTC_SPEECH},{NO_DROPOUT},max_input_seq_length=300"
+TEXT_HPARAMS = f"{TINY_TRANSFORMER},{NO_DROPOUT},max_input_seq_length=12,max_target_seq_length=24"
 SAMPLE_RATE = 16000
 
 
@@ -108,22 +110,7 @@ def make_run(directory, problem_name: str, overrides: str, features: dict, steps
     model = registry.model("transformer").from_hparams(hparams, **problem.model_kwargs(None))
     model(features)
     optimizer = keras.optimizers.Adam(1e-2)
-
-    @tf.function
-    def train_step():
-        with tf.GradientTape() as tape:
-            if model.ctc_projection is None:
-                logits = model(features, training=True)
-                loss, _ = padded_cross_entropy(logits, features["targets"], 0.0)
-            else:
-                logits, ctc_logits, ctc_mask = model.call_with_ctc(features, training=True)
-                loss, tokens = padded_cross_entropy(logits, features["targets"], 0.0)
-                loss += summed_ctc_loss(ctc_logits, ctc_mask, features["targets"]) / tokens
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
-
-    for _ in range(steps):
-        train_step()
+    fit_one_batch(model, features, steps, optimizer)
     checkpoint = tf.train.Checkpoint(
         model=model_weights(model), optimizer=optimizer, step=optimizer.iterations
     )
@@ -132,7 +119,8 @@ def make_run(directory, problem_name: str, overrides: str, features: dict, steps
 
 
 def run_decode_hparams(run: Run) -> str:
-    return SPEECH_DECODE_HPARAMS if run.problem.input_modality == "speech" else DECODE_HPARAMS
+    # Speech decodes jointly with its CTC head.
+    return CTC_BEAM_DECODE if run.problem.input_modality == "speech" else BEAM_DECODE
 
 
 def reference_decode(run: Run, features: dict) -> tuple[list[str], np.ndarray]:
@@ -196,8 +184,8 @@ def text_export(text_run, tmp_path_factory) -> Run:
     return export_version(text_run, str(tmp_path_factory.mktemp("text_export")), 3)
 
 
-def saved_model_cli(*args: str) -> subprocess.CompletedProcess:
-    result = subprocess.run(["saved_model_cli", *args], capture_output=True, text=True, timeout=300)
+def saved_model_cli(*args: str):
+    result = run_command("saved_model_cli", *args)
     assert result.returncode == 0, result.stderr[-3000:]
     return result
 
@@ -424,7 +412,7 @@ def served(speech_export, text_export, tmp_path_factory, flacs) -> dict:
             ("long", speech_export),
             ("cut", speech_export),
             ("silence", speech_export),
-            *((name, speech_export) for name in DEGENERATE),
+            *((name, speech_export) for name in DEGENERATE_WAVEFORMS),
             ("int_waveform", speech_export),
             ("rank1_waveform", speech_export),
             ("text", text_export),
@@ -437,17 +425,12 @@ def served(speech_export, text_export, tmp_path_factory, flacs) -> dict:
     np.savez(directory / "requests.npz", **requests)
     (directory / "plan.json").write_text(json.dumps(plan))
     (directory / "loader.py").write_text(_LOADER)
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(directory / "loader.py"),
-            str(directory / "requests.npz"),
-            str(directory / "plan.json"),
-            str(directory / "results.json"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    result = run_command(
+        sys.executable,
+        str(directory / "loader.py"),
+        str(directory / "requests.npz"),
+        str(directory / "plan.json"),
+        str(directory / "results.json"),
     )
     assert result.returncode == 0, result.stderr[-3000:]
     results = json.loads((directory / "results.json").read_text())
@@ -503,29 +486,20 @@ def test_silence_empty_and_nan_waveforms_return_empty_text(speech_run, served, f
     assert result["outputs"][4] == texts[0]  # a real utterance beside them is decoded
 
 
-DEGENERATE = {
-    "empty_1": np.zeros([1, 0]),
-    "empty_2": np.zeros([2, 0]),
-    "one_sample": np.full([1, 1], 0.5),
-    "under_a_frame": np.full([2, 100], 0.25),
-    "all_nan": np.full([2, 4000], np.nan),
-}
-
-
 def degenerate_requests() -> dict:
     requests = {}
-    for name, waveform in DEGENERATE.items():
+    for name, waveform in DEGENERATE_WAVEFORMS.items():
         requests[name + ":waveform"] = waveform.astype(np.float32)
-        requests[name + ":waveform_length"] = np.full([len(waveform)], waveform.shape[1], np.int32)
+        requests[name + ":waveform_length"] = full_lengths(waveform)
     return requests
 
 
-@pytest.mark.parametrize("name", sorted(DEGENERATE))
+@pytest.mark.parametrize("name", sorted(DEGENERATE_WAVEFORMS))
 def test_degenerate_requests_return_empty_text_per_row(served, name):
     result = served[name]
     assert "error" not in result, result
-    assert result["outputs"] == [""] * len(DEGENERATE[name])
-    assert result["scores"] == [0.0] * len(DEGENERATE[name])
+    assert result["outputs"] == [""] * len(DEGENERATE_WAVEFORMS[name])
+    assert result["scores"] == [0.0] * len(DEGENERATE_WAVEFORMS[name])
 
 
 @pytest.mark.parametrize(
@@ -629,8 +603,8 @@ def test_sentencepiece_problem_is_refused_in_one_sentence():
 # -- the command line -----------------------------------------------------------------
 
 
-def exporter(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["t2t-lite-exporter", *args], capture_output=True, text=True, timeout=600)
+def exporter(*args: str):
+    return run_command("t2t-lite-exporter", *args)
 
 
 def test_cli_writes_a_version_directory(text_run, tmp_path):

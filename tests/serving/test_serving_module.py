@@ -12,6 +12,7 @@ from t2t_lite.decoding import trained_model
 from t2t_lite.decoding.decode import decode_hparams
 from t2t_lite.hparam import create_hparams
 from t2t_lite.serving.serving_module import ServingModule
+from tests.helpers import TINY_TRANSFORMER
 
 TEXTS = ["hello world", "", "héllo ✓", "a"]
 # Rows with EOS mid-row, padding inside and after, and invalid UTF-8.
@@ -53,9 +54,7 @@ def test_integer_encoder_graph_op_rejects_bad_symbols(text):
 
 def test_return_beams_gives_every_beam_best_first():
     problem = registry.problem("algorithmic_reverse_binary40")
-    hparams = create_hparams(
-        "transformer_tiny", "hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1", problem
-    )
+    hparams = create_hparams("transformer_tiny", TINY_TRANSFORMER, problem)
     model = trained_model.build_model(problem, hparams, "transformer", None)
     encoders = problem.feature_encoders(None)
     beams = ServingModule(

@@ -17,6 +17,7 @@ from t2t_lite.hparam import create_hparams
 from t2t_lite.problems.librispeech import LibrispeechCleanSmall
 from t2t_lite.training import trainer as trainer_module
 from t2t_lite.training.build import build_trainer
+from tests.helpers import TINY_TRANSFORMER
 
 TPU_SETS = [
     "transformer_tpu",
@@ -31,7 +32,7 @@ TPU_SETS = [
 # at this size, so one shape per set (the sets' own 4 buckets are checked
 # below without compiling; tests/cli/test_trainer.py compiles several shapes).
 TINY = (
-    "hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1,"
+    f"{TINY_TRANSFORMER},"
     "num_encoder_layers=1,num_decoder_layers=1,use_fixed_batch_size=true,batch_size=2,"
     "max_length=41600,max_input_seq_length=520,max_target_seq_length=96,"
     "static_length_buckets=1,learning_rate_warmup_steps=100"

@@ -1,19 +1,18 @@
 """The distributed train step: same global batch, same loss, any strategy."""
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import NO_DROPOUT, TINY_TRANSFORMER, run_command
+
 SCRIPT = Path(__file__).parent / "scripts" / "mirrored_vs_default.py"
 
 
 def test_mirrored_over_two_cpus_follows_the_default_loss_curve():
-    result = subprocess.run(
-        [sys.executable, str(SCRIPT)], capture_output=True, text=True, timeout=600
-    )
+    result = run_command(sys.executable, str(SCRIPT), timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     curves = json.loads(result.stdout.strip().splitlines()[-1])
     default, mirrored = curves["default"], curves["mirrored"]
@@ -34,8 +33,7 @@ def test_ctc_loss_weight_mixes_the_encoder_ctc_loss_into_the_step_loss():
     from t2t_lite.training.train_step import StepSettings, make_replica_step
 
     hparams = registry.hparams("transformer_tiny").parse(
-        "hidden_size=16,filter_size=32,num_heads=2,num_hidden_layers=1,ctc_loss_weight=0.25,"
-        "layer_prepostprocess_dropout=0.0,attention_dropout=0.0,relu_dropout=0.0"
+        f"{TINY_TRANSFORMER},ctc_loss_weight=0.25,{NO_DROPOUT}"
     )
     model = Transformer.from_hparams(hparams, input_modality="speech", target_vocab_size=9)
     rng = np.random.default_rng(0)

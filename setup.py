@@ -66,7 +66,7 @@ setup(
             "librosa>=0.11",
         ],
         "test": [
-            "pytest>=8",
+            "pytest>=8.2",  # tests import tests.helpers under --import-mode=importlib
             "pytest-xdist>=3.5",
             "wheel",
             "scipy>=1.10",

@@ -8,11 +8,11 @@ steps, T2T's front end with two additions for real recordings:
 1. non-finite samples read as 0 (`audio_features.zero_non_finite`);
    lengths clipped to the samples given; exact zeros before the first and
    after the last nonzero sample cut off
-   (`audio_features.trim_digital_silence`; not in T2T);
+   (`digital_silence.trim_digital_silence`; not in T2T);
 2. T2T's log-mel filterbank (80 bins, 25 ms / 10 ms frames, pre-emphasis
    0.97, 20-8000 Hz; triangular dither of 1/32767 in training only);
 3. frames of exact digital silence take the utterance's own quiet level
-   (`audio_features.fill_digital_silence`; not in T2T);
+   (`digital_silence.fill_digital_silence`; not in T2T);
 4. delta-deltas (T2T's);
 5. per-utterance mean/variance normalization, its statistics taken over the
    real frames that are not digital silence (T2T took them over every frame).
@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data import audio_augment, audio_features
+from t2t_lite.data import audio_augment, audio_features, digital_silence
 from t2t_lite.hparam import HParams
 
 SAMPLE_RATE = 16000
@@ -104,7 +104,7 @@ def featurize_batch(
     """
     waveforms = audio_features.zero_non_finite(tf.convert_to_tensor(waveforms, tf.float32))
     lengths = tf.clip_by_value(tf.cast(waveform_lengths, tf.int32), 0, tf.shape(waveforms)[1])
-    waveforms, lengths = audio_features.trim_digital_silence(waveforms, lengths)
+    waveforms, lengths = digital_silence.trim_digital_silence(waveforms, lengths)
     # Zeros past the end change no real frame (they are masked out) and give
     # even an empty request a frame to run the model on.
     waveforms = tf.pad(waveforms, [[0, 0], [0, frame_step_samples(hparams) + 1]])
@@ -127,7 +127,7 @@ def featurize_batch(
     # the decode length (and the work) ignores a client's extra padding.
     log_mel = log_mel[:, :frames]
     real = tf.sequence_mask(frame_lengths, frames)
-    silent = audio_features.digital_silence_frames(
+    silent = digital_silence.digital_silence_frames(
         waveforms,
         lengths,
         frames,
@@ -136,7 +136,7 @@ def featurize_batch(
         frame_step=hparams.audio_frame_step,
         preemphasis=hparams.audio_preemphasis,
     )
-    features = audio_features.fill_digital_silence(log_mel, silent, real)
+    features = digital_silence.fill_digital_silence(log_mel, silent, real)
     if hparams.audio_add_delta_deltas:
         features = audio_features.add_delta_deltas(features)
     features = audio_features.normalize_per_utterance(features, real, statistics_mask=~silent)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from t2t_lite.data import audio_features
+from t2t_lite.data import audio_features, digital_silence
 from t2t_lite.data.speech_features import featurize_batch, frame_length_samples
 from t2t_lite.decoding.decode import has_ctc_head, model_search, resolve_decode_hparams
 from t2t_lite.decoding.input_limits import segment_seconds
@@ -43,8 +43,8 @@ def _pieces(waveforms, lengths, hparams: HParams, decode_hp: HParams):
     starts = piece_starts(piece_lengths, rows, tf.shape(waveforms)[0])
     # Cut here as featurize_batch cuts (it then finds nothing to cut), so the
     # no-speech test below sees only each piece's sound.
-    cut, _ = audio_features.sounding_span(pieces, piece_lengths)
-    pieces, piece_lengths = audio_features.trim_digital_silence(pieces, piece_lengths)
+    cut, _ = digital_silence.sounding_span(pieces, piece_lengths)
+    pieces, piece_lengths = digital_silence.trim_digital_silence(pieces, piece_lengths)
     features, frame_lengths = featurize_batch(pieces, piece_lengths, hparams)
     # No speech: a piece quieter than `silence_dbfs`, or shorter than one
     # frame's window (25 ms holds no word). Frame length 0 decodes to "".

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.data import audio_features, audio_io
+from t2t_lite.data import audio_features, audio_io, digital_silence
 
 # The speech problem's settings (docs/design.md, "T2T semantics kept") and T2T's
 # function defaults.
@@ -348,7 +348,7 @@ def test_digital_silence_frames_are_the_frames_starting_with_a_step_of_zeros():
     waveform = np.zeros(4000, np.float32)
     waveform[1600:2000] = 0.1
     waveform[3000] = 1.0 / 32767  # one quiet sample is sound, not silence
-    silent = audio_features.digital_silence_frames(waveform[None], [4000], 26).numpy()[0]
+    silent = digital_silence.digital_silence_frames(waveform[None], [4000], 26).numpy()[0]
     frames = audio_features.num_feature_frames(tf.constant(4000)).numpy()
     expected = [i < frames and not np.any(waveform[i * 160 : i * 160 + 160]) for i in range(26)]
     np.testing.assert_array_equal(silent, expected)
@@ -359,7 +359,7 @@ def test_digital_silence_frames_are_the_frames_starting_with_a_step_of_zeros():
 def test_digital_silence_frames_ignore_padding_and_the_length():
     batch = np.zeros([2, 3200], np.float32)
     batch[0] = 0.1
-    silent = audio_features.digital_silence_frames(batch, [3200, 1600], 20).numpy()
+    silent = digital_silence.digital_silence_frames(batch, [3200, 1600], 20).numpy()
     assert not silent[0].any()
     assert silent[1, :10].all() and not silent[1, 10:].any()  # padding is not "real"
 
@@ -370,7 +370,7 @@ def test_fill_digital_silence_takes_each_bins_quiet_level():
     silent = np.zeros([1, 40], bool)
     silent[0, 30:] = True
     real = np.ones([1, 40], bool)
-    filled = audio_features.fill_digital_silence(log_mel, silent, real, percentile=10.0).numpy()
+    filled = digital_silence.fill_digital_silence(log_mel, silent, real, percentile=10.0).numpy()
     np.testing.assert_array_equal(filled[0, :30], log_mel[0, :30])
     sounding = np.sort(log_mel[0, :30, :, 0], axis=0)
     expected = sounding[int(round(0.1 * 29))]
@@ -379,7 +379,7 @@ def test_fill_digital_silence_takes_each_bins_quiet_level():
 
 def test_fill_digital_silence_keeps_an_utterance_with_no_sound():
     log_mel = np.full([1, 5, 3, 1], -6.9, np.float32)
-    filled = audio_features.fill_digital_silence(log_mel, np.ones([1, 5], bool), np.ones([1, 5]))
+    filled = digital_silence.fill_digital_silence(log_mel, np.ones([1, 5], bool), np.ones([1, 5]))
     np.testing.assert_array_equal(filled.numpy(), log_mel)
 
 

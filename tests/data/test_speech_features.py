@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from t2t_lite import registry
-from t2t_lite.data import audio_features, audio_io
+from t2t_lite.data import audio_features, audio_io, digital_silence
 from t2t_lite.data.problem import EVAL
 from t2t_lite.data.speech_features import AUDIO_HPARAMS, featurize, featurize_batch
 from t2t_lite.decoding.long_form import split_recordings
@@ -54,12 +54,12 @@ def t2t_features(waveform):
 def test_trim_cuts_each_rows_edge_zeros_and_keeps_inner_ones():
     row = np.array([0.0, 0.0, 0.5, 0.0, -0.25, 0.0, 0.0, 9.0], np.float32)  # 9 is past the length
     batch = np.stack([row, np.zeros(8, np.float32), np.full(8, 0.5, np.float32)])
-    trimmed, lengths = audio_features.trim_digital_silence(batch, [7, 8, 5])
+    trimmed, lengths = digital_silence.trim_digital_silence(batch, [7, 8, 5])
     np.testing.assert_array_equal(lengths, [3, 0, 5])
     np.testing.assert_array_equal(trimmed[0], [0.5, 0.0, -0.25, 0, 0, 0, 0, 0])
     np.testing.assert_array_equal(trimmed[1], np.zeros(8))
     np.testing.assert_array_equal(trimmed[2], [0.5] * 5 + [0.0] * 3)
-    starts, lengths = audio_features.sounding_span(batch, [7, 8, 5])
+    starts, lengths = digital_silence.sounding_span(batch, [7, 8, 5])
     np.testing.assert_array_equal(starts, [2, 0, 0])
     np.testing.assert_array_equal(lengths, [3, 0, 5])
 

@@ -21,7 +21,13 @@ PRESETS = {"default": {}, "smallest": dict(
     source_length=8, target_length=8, speech_seconds=0.25, speech_target_length=8,
     front_end_filters=8, steps=1, reps=2, matmul_size=64, matmul_repeats=2,
     decode_batch=1, decode_lengths=(4, 8), decode_reps=2, pipeline_batches=1,
-)}  # fmt: skip
+),  # One GPU (`scripts/gpu_bench.py`): transformer_base on 256-token pairs, and T2T's
+    # LibriSpeech model (transformer_librispeech_v2's sizes) on 15 s utterances.
+    "gpu_text": dict(hidden=512, filter=2048, heads=8, encoder_layers=6, decoder_layers=6,
+                     vocab=32768, batch=64, source_length=256, target_length=256),
+    "gpu_speech": dict(hidden=384, filter=1536, heads=2, encoder_layers=6, decoder_layers=4,
+                       vocab=256, batch=32, speech_seconds=15.0, speech_target_length=256),
+}  # fmt: skip
 
 
 def make_sizes(preset: str = "default", **overrides) -> SimpleNamespace:

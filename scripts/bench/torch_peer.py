@@ -51,7 +51,8 @@ class Seq2Seq(nn.Module):
                            else (self.embedding(inputs) * self.hidden**0.5, inputs == 0))
         length = decoder_inputs.shape[1]
         target = self.embedding(decoder_inputs) * self.hidden**0.5 + self.positions[:length]
-        causal = torch.triu(torch.ones(length, length, dtype=torch.bool), diagonal=1)
+        causal = torch.triu(torch.ones(length, length, dtype=torch.bool,
+                                       device=decoder_inputs.device), diagonal=1)
         outputs = self.transformer(
             source + self.positions[: source.shape[1]], target, tgt_mask=causal,
             src_key_padding_mask=padding, memory_key_padding_mask=padding, tgt_is_causal=True)

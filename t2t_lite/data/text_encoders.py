@@ -17,9 +17,7 @@ from collections.abc import Iterable
 
 import tensorflow as tf
 
-PAD_ID = 0
-EOS_ID = 1
-NUM_RESERVED_IDS = 2
+from t2t_lite.data.reserved_ids import EOS_ID, NUM_RESERVED_IDS, PAD_ID
 
 
 def _ids_before_eos(ids: tf.Tensor) -> tf.RaggedTensor:

@@ -25,7 +25,7 @@ import keras
 from keras import ops
 
 from t2t_lite import registry
-from t2t_lite.data.text_encoders import PAD_ID
+from t2t_lite.data.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.layer_prepostprocess import LayerPrePostProcess
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd

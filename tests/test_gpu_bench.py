@@ -1,0 +1,35 @@
+"""`scripts/gpu_bench.py` on the CPU at its smallest size, so the GPU measurement cannot rot:
+t2t-lite's model trains a step on Keras' JAX backend in a process that never imports TensorFlow.
+Speed is not asserted (docs/design.md, "Tests and benchmarks")."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+from tests.helpers import SCRIPTS
+
+BLOCK_TENSORFLOW = (
+    "import runpy, sys\n"
+    "class Block:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name.split('.')[0] == 'tensorflow':\n"
+    "            raise ImportError('tensorflow is blocked in this test')\n"
+    "sys.meta_path.insert(0, Block())\n"
+    "sys.argv = sys.argv[1:]\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
+
+
+def test_keras_jax_step_runs_without_tensorflow():
+    command = [sys.executable, "-c", BLOCK_TENSORFLOW, str(SCRIPTS / "gpu_bench.py"),
+               "--contender=keras_jax", "--model=speech", "--preset=smallest",
+               "--device=cpu", "--steps=2"]  # fmt: skip
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert math.isfinite(result["loss"]) and result["loss"] > 0, result
+    assert result["seconds_per_step"] > 0 and result["flops"] > 0, result
+    assert "jax" in result["versions"], result

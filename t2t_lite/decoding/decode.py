@@ -110,7 +110,7 @@ def _check_decode_hparams(model, decode_hp: HParams) -> None:
         raise ValueError(f"decode hparam beam_size must be >= 1, got {decode_hp.beam_size}.")
 
 
-def model_search(model, features: dict, decode_hp: HParams, cap: int):
+def model_search(model, features: dict, decode_hp: HParams, cap: int, encoded=None):
     """Decodes a batch of model features.
 
     Args:
@@ -118,12 +118,14 @@ def model_search(model, features: dict, decode_hp: HParams, cap: int):
         features: "inputs" (and for speech "inputs_length"), a batch.
         decode_hp: from `resolve_decode_hparams`.
         cap: `decode_cap(...)`, the longest output.
+        encoded: `model.encode(features)`'s `(memory, memory_mask)`, when the
+            caller needs the encoder's output too (word times); else encoded here.
 
     Returns:
         `(ids [batch, beams, length] int32, scores [batch, beams] float32)`,
         best first; `beams` is `beam_size`, or 1 for CTC greedy decoding.
     """
-    memory, memory_mask = model.encode(features, training=False)
+    memory, memory_mask = encoded or model.encode(features, training=False)
     batch_size = tf.shape(memory)[0]
     frames = tf.cast(tf.reduce_sum(tf.cast(memory_mask, tf.float32), axis=1), tf.int32)
     weight = decode_hp.ctc_weight

@@ -32,6 +32,10 @@ from t2t_lite.decoding.subtitles import TimedWord
 from t2t_lite.decoding.word_times import WordTimer, join_word_times
 from t2t_lite.hparam import HParams
 
+NEEDS_CTC_HEAD = (
+    "word timestamps need a model trained with a CTC head (train with hparam ctc_loss_weight > 0)."
+)
+
 
 def _pieces(waveforms, lengths, hparams: HParams, decode_hp: HParams):
     """Recordings -> the features of their pieces, each piece's recording, and
@@ -55,9 +59,9 @@ def _pieces(waveforms, lengths, hparams: HParams, decode_hp: HParams):
     return {"inputs": features, "inputs_length": frame_lengths}, rows, offsets
 
 
-def transcribe_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HParams, cap: int):
+def search_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HParams, cap: int):
     """Splits recordings into pieces (`long_form.split_recordings`), featurizes
-    and decodes the pieces as one batch.
+    and decodes the pieces as one batch, keeping what word times need.
 
     Args:
         model: a speech `Transformer`.
@@ -69,27 +73,62 @@ def transcribe_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HP
         cap: the static decode cap (`decode.decode_cap`).
 
     Returns:
-        `(ids [pieces, beams, length], scores [pieces, beams], rows [pieces])`:
-        `model_search`'s result for every piece, and the recording each came
-        from (pieces in order).
+        A dict: `ids [pieces, beams, length]` and `scores [pieces, beams]`
+        (`model_search`'s result for every piece), `rows [pieces]` (the
+        recording each came from, pieces in order), `offsets [pieces]` (where
+        each piece's first sample after the cut lies in its recording,
+        seconds), and for a model with a CTC head `ctc_log_probs [pieces,
+        frames, vocab]` and `encoded_lengths [pieces]` of the encoder output
+        the search decoded from (the encoder runs once).
     """
-    features, rows, _ = _pieces(waveforms, lengths, hparams, decode_hp)
-    ids, scores = model_search(model, features, decode_hp, cap)
-    return ids, scores, rows
+    features, rows, offsets = _pieces(waveforms, lengths, hparams, decode_hp)
+    memory, memory_mask = model.encode(features, training=False)
+    ids, scores = model_search(model, features, decode_hp, cap, encoded=(memory, memory_mask))
+    searched = {"ids": ids, "scores": scores, "rows": rows, "offsets": offsets}
+    if has_ctc_head(model):
+        searched["ctc_log_probs"] = model.ctc_log_probs(memory)
+        searched["encoded_lengths"] = model.encoded_length(features["inputs_length"])
+    return searched
+
+
+def transcribe_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HParams, cap: int):
+    """`search_pieces`' `(ids, scores, rows)`: the transcripts of every piece
+    and the recording each came from."""
+    searched = search_pieces(model, waveforms, lengths, hparams, decode_hp, cap)
+    return searched["ids"], searched["scores"], searched["rows"]
+
+
+def time_words(searched: dict, timer: WordTimer, num_rows):
+    """When each word of each recording's best hypothesis was said.
+
+    Args:
+        searched: `search_pieces`' result, for a model with a CTC head.
+        timer: a `WordTimer` for the model's targets.
+        num_rows: how many recordings the pieces came from.
+
+    Returns:
+        A `WordTimes` with one row per recording, in the recording's clock.
+    """
+    if "ctc_log_probs" not in searched:
+        raise ValueError(NEEDS_CTC_HEAD)
+    piece_times = timer(
+        searched["ctc_log_probs"],
+        searched["encoded_lengths"],
+        searched["ids"][:, 0],
+        searched["offsets"],
+    )
+    return join_word_times(piece_times, searched["rows"], num_rows)
 
 
 def transcribe_pieces_timed(
     model, waveforms, lengths, hparams: HParams, decode_hp: HParams, cap: int, timer: WordTimer
 ):
     """`transcribe_pieces`, and when each word of each recording's best
-    hypothesis was said (`word_times`), in the recording's clock.
-
-    The encoder runs once more on the pieces for the CTC posteriors the
-    words are aligned to (the search keeps only its own state).
+    hypothesis was said (`time_words`).
 
     Args:
         model: a speech `Transformer` with a CTC head.
-        waveforms, lengths, hparams, decode_hp, cap: as for `transcribe_pieces`.
+        waveforms, lengths, hparams, decode_hp, cap: as for `search_pieces`.
         timer: a `WordTimer` for the model's targets.
 
     Returns:
@@ -97,16 +136,10 @@ def transcribe_pieces_timed(
         `WordTimes` with one row per recording.
     """
     if not has_ctc_head(model):
-        raise ValueError(
-            "word timestamps need a model trained with a CTC head "
-            "(train with hparam ctc_loss_weight > 0)."
-        )
-    features, rows, offsets = _pieces(waveforms, lengths, hparams, decode_hp)
-    ids, scores = model_search(model, features, decode_hp, cap)
-    memory, _ = model.encode(features, training=False)
-    encoded_lengths = model.encoded_length(features["inputs_length"])
-    piece_times = timer(model.ctc_log_probs(memory), encoded_lengths, ids[:, 0], offsets)
-    return ids, scores, rows, join_word_times(piece_times, rows, tf.shape(waveforms)[0])
+        raise ValueError(NEEDS_CTC_HEAD)
+    searched = search_pieces(model, waveforms, lengths, hparams, decode_hp, cap)
+    times = time_words(searched, timer, tf.shape(waveforms)[0])
+    return searched["ids"], searched["scores"], searched["rows"], times
 
 
 class WaveformTranscriber:
@@ -160,10 +193,7 @@ class WaveformTranscriber:
         """As calling it, and each recording's words of its best beam, timed
         (`word_times`); needs a model with a CTC head (`timed_words`)."""
         if self._transcribe_timed is None:
-            raise ValueError(
-                "word timestamps need a model trained with a CTC head "
-                "(train with hparam ctc_loss_weight > 0)."
-            )
+            raise ValueError(NEEDS_CTC_HEAD)
         ids, scores, rows, times = self._transcribe_timed(waveforms, lengths)
         beams = self._beams(ids.numpy(), scores.numpy(), rows.numpy(), len(lengths))
         words, starts, ends, confidences, counts = (t.numpy() for t in times)

@@ -10,7 +10,7 @@ Everything between the request and the reply is TF ops, so TF Serving or
 
 - speech: `waveform` float32 `[batch, samples]` (16 kHz, in [-1, 1], zero
   padded) and `waveform_length` int32 `[batch]` go through
-  `decoding/transcriber.py`'s `transcribe_pieces`, the graph the decoder CLI
+  `decoding/transcriber.py`'s `search_pieces`, the graph the decoder CLI
   runs in process: featurized by `speech_features.featurize_batch`, the
   input pipeline's featurization (without dither and SpecAugment);
 - text: `inputs` string `[batch]` is tokenized by the problem's input
@@ -60,7 +60,7 @@ from t2t_lite.decoding.input_limits import (
     segment_seconds,
 )
 from t2t_lite.decoding.long_form import join_pieces
-from t2t_lite.decoding.transcriber import transcribe_pieces, transcribe_pieces_timed
+from t2t_lite.decoding.transcriber import search_pieces, time_words
 from t2t_lite.decoding.word_times import WordTimer
 from t2t_lite.hparam import HParams
 
@@ -120,6 +120,14 @@ class ServingModule(tf.Module):
                 tf.TensorSpec([None, None], tf.float32, name="waveform"),
                 tf.TensorSpec([None], tf.int32, name="waveform_length"),
             ]
+            # Both signatures call this one function, so the search is traced
+            # once however many signatures are saved.
+            self._search_pieces = tf.function(
+                lambda waveform, waveform_length: search_pieces(
+                    model, waveform, waveform_length, hparams, decode_hp, self.max_decode_length
+                ),
+                input_signature=waveform_signature,
+            )
             self.serve = tf.function(self._serve_speech, input_signature=waveform_signature)
             if has_ctc_head(model):  # word times are aligned to the CTC head
                 self._word_timer = WordTimer(encoders["targets"].token_surfaces(), hparams)
@@ -169,22 +177,22 @@ class ServingModule(tf.Module):
 
     def _serve_speech(self, waveform, waveform_length):
         waveform, waveform_length = self._checked_waveforms(waveform, waveform_length)
-        return self._decode_rows(*transcribe_pieces(
-            self._parts.model, waveform, waveform_length, self._parts.hparams,
-            self._parts.decode_hp, self.max_decode_length,
-        ), tf.shape(waveform)[0])  # fmt: skip
+        searched = self._search_pieces(waveform, waveform_length)
+        return self._decode_rows(
+            searched["ids"], searched["scores"], searched["rows"], tf.shape(waveform)[0]
+        )
 
     def _serve_speech_timed(self, waveform, waveform_length):
         waveform, waveform_length = self._checked_waveforms(waveform, waveform_length)
-        ids, scores, rows, times = transcribe_pieces_timed(
-            self._parts.model, waveform, waveform_length, self._parts.hparams,
-            self._parts.decode_hp, self.max_decode_length, self._word_timer,
-        )  # fmt: skip
+        searched = self._search_pieces(waveform, waveform_length)
         num_rows = tf.shape(waveform)[0]
-        texts = self._parts.encoders["targets"].tf_decode(ids[:, 0])
+        times = time_words(searched, self._word_timer, num_rows)
+        texts = self._parts.encoders["targets"].tf_decode(searched["ids"][:, 0])
         return {
-            "outputs": join_pieces(texts, rows, num_rows),
-            "scores": tf.math.unsorted_segment_sum(scores[:, 0], rows, num_rows),
+            "outputs": join_pieces(texts, searched["rows"], num_rows),
+            "scores": tf.math.unsorted_segment_sum(
+                searched["scores"][:, 0], searched["rows"], num_rows
+            ),
             **times._asdict(),
         }
 

@@ -129,3 +129,13 @@ def test_missing_data_names_the_command(tmp_path, reverse_data):
     problem, _ = reverse_data
     with pytest.raises(DataError, match="run t2t-lite-datagen --problem=algorithmic_reverse"):
         pipeline.make_dataset(problem, "train", str(tmp_path), hparams())
+
+
+def test_pipelines_run_without_the_autotuning_thread(reverse_data):
+    # Destroying an iterator waits out that thread's sleep (up to 60 s in TF
+    # 2.21); see make_dataset.
+    problem, data_dir = reverse_data
+    for mode in ("train", "dev"):
+        dataset = pipeline.make_dataset(problem, mode, data_dir, hparams(), seed=1)
+        assert dataset.options().autotune.enabled is False, mode
+        assert dataset.options().threading.max_intra_op_parallelism == 1, mode

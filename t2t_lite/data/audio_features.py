@@ -332,6 +332,11 @@ def _deltas_by_conv1d(filterbanks: tf.Tensor) -> tf.Tensor:
     return tf.transpose(tf.reshape(outputs, [batch, bins, frames, 3]), [0, 2, 1, 3])
 
 
+def _frames_to_features(mask) -> tf.Tensor:
+    """A `[batch, frames]` mask as float32 `[batch, frames, 1, 1]`."""
+    return tf.expand_dims(tf.expand_dims(tf.cast(mask, tf.float32), -1), -1)
+
+
 def normalize_per_utterance(
     features: tf.Tensor,
     nonpadding_mask: tf.Tensor | None = None,
@@ -370,10 +375,12 @@ def normalize_per_utterance(
         variance = tf.reduce_mean(tf.square(features - mean), axis=time_axis, keepdims=True)
         return (features - mean) * tf.math.rsqrt(variance + epsilon)
 
-    mask = tf.cast(nonpadding_mask, tf.float32)[..., tf.newaxis, tf.newaxis]
+    # expand_dims rather than [..., None, None]: TFLite's converter cannot
+    # lower that slice (the on-device export runs this graph).
+    mask = _frames_to_features(nonpadding_mask)
     weights = mask
     if statistics_mask is not None:
-        chosen = tf.cast(statistics_mask, tf.float32)[..., tf.newaxis, tf.newaxis] * mask
+        chosen = _frames_to_features(statistics_mask) * mask
         has_any = tf.reduce_sum(chosen, axis=time_axis, keepdims=True) > 0
         weights = tf.where(has_any, chosen, mask)
     # max(count, 1) keeps an all-padding utterance at zero instead of NaN.

@@ -174,13 +174,15 @@ def fill_digital_silence(
 
     def fill():
         sounding = tf.cast(nonpadding_mask, tf.bool) & ~silent  # [batch, frames]
-        per_bin = tf.transpose(log_mel[..., 0], [0, 2, 1])  # [batch, bins, frames]
-        ranked = tf.sort(tf.where(sounding[:, None, :], per_bin, np.inf), axis=-1)
+        per_bin = tf.transpose(log_mel[:, :, :, 0], [0, 2, 1])  # [batch, bins, frames]
+        ranked = tf.sort(tf.where(tf.expand_dims(sounding, 1), per_bin, np.inf), axis=-1)
         count = tf.reduce_sum(tf.cast(sounding, tf.int32), axis=1)  # [batch]
         index = tf.cast(tf.round(percentile / 100.0 * tf.cast(count - 1, tf.float32)), tf.int32)
         level = tf.gather(ranked, tf.maximum(index, 0), axis=2, batch_dims=1)  # [batch, bins]
-        filled = silent & (count > 0)[:, None]
-        return tf.where(filled[:, :, None, None], level[:, None, :, None], log_mel)
+        filled = silent & tf.expand_dims(count > 0, 1)  # [batch, frames]
+        filled = tf.reshape(filled, tf.concat([tf.shape(filled), [1, 1]], axis=0))
+        level = tf.expand_dims(tf.expand_dims(level, 1), -1)  # [batch, 1, bins, 1]
+        return tf.where(filled, level, log_mel)
 
     # Recorded audio has no digital silence: skip the sort (most of the cost).
     return tf.cond(tf.reduce_any(silent), fill, lambda: log_mel)

@@ -46,10 +46,36 @@ import tensorflow as tf
 LOG_ZERO = -1.0e10
 
 
-def _shift_right(x: tf.Tensor, first) -> tf.Tensor:
-    """`x[..., t - 1]` along the last axis, with `first` at `t = 0`."""
-    head = tf.ones_like(x[..., :1]) * first
-    return tf.concat([head, x[..., :-1]], axis=-1)
+def _shift_right(x: tf.Tensor, first, by: int = 1) -> tf.Tensor:
+    """`x[..., t - by]` along the last axis, with `first` at `t < by`."""
+    # Slices without an ellipsis and a pad: ops TFLite's converter lowers.
+    rank = x.shape.rank
+    kept = tf.slice(x, [0] * rank, tf.concat([tf.shape(x)[:-1], [tf.shape(x)[-1] - by]], 0))
+    return tf.pad(kept, [[0, 0]] * (rank - 1) + [[by, 0]], constant_values=first)
+
+
+def _log_cumsum_exp(x: tf.Tensor) -> tf.Tensor:
+    """`log(cumsum(exp(x)))` along the last axis, stably.
+
+    With a static length it is a doubling scan (Hillis and Steele: after
+    step k each position holds the log-sum of its last 2**k inputs), which
+    needs only element-wise ops: TFLite has no cumulative-logsumexp op, and
+    the on-device export's frames are static. Otherwise TF's own op.
+    """
+    length = x.shape[-1]
+    if length is None:
+        return tf.math.cumulative_logsumexp(x, axis=-1)
+    shift = 1
+    while shift < length:
+        x = _log_add_exp(x, _shift_right(x, LOG_ZERO, shift))
+        shift *= 2
+    return x
+
+
+def _log_add_exp(a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
+    """`log(exp(a) + exp(b))` without overflow (in element-wise builtins)."""
+    larger = tf.maximum(a, b)
+    return larger + tf.math.log(1.0 + tf.exp(-tf.abs(a - b)))
 
 
 def _linear_recurrence(log_x: tf.Tensor, log_input: tf.Tensor) -> tf.Tensor:
@@ -60,7 +86,7 @@ def _linear_recurrence(log_x: tf.Tensor, log_input: tf.Tensor) -> tf.Tensor:
     """
     inclusive = tf.cumsum(log_x, axis=-1)
     exclusive = inclusive - log_x
-    return inclusive + tf.math.cumulative_logsumexp(log_input - exclusive, axis=-1)
+    return inclusive + _log_cumsum_exp(log_input - exclusive)
 
 
 class CtcPrefixScorer:
@@ -90,7 +116,7 @@ class CtcPrefixScorer:
         self.frame_mask = tf.sequence_mask(self.lengths, frames)  # [batch, frames]
         # Padded frames contribute log 1 = 0: the cumulative sums stay bounded
         # there, and nothing before an item's last real frame depends on them.
-        self.log_probs = tf.where(self.frame_mask[:, :, None], log_probs, 0.0)
+        self.log_probs = tf.where(tf.expand_dims(self.frame_mask, 2), log_probs, 0.0)
         self.blank_id = blank_id
         self.eos_id = eos_id
 
@@ -102,9 +128,9 @@ class CtcPrefixScorer:
             "last": [batch, beam]}`: the forward variables (non-blank, blank),
             the prefix score (log 1 = 0) and the last token (-1: none).
         """
-        blank_path = tf.cumsum(self.log_probs[:, :, self.blank_id], axis=1)  # [batch, frames]
+        blank_path = tf.cumsum(tf.gather(self.log_probs, self.blank_id, axis=2), axis=1)  # [b, t]
         r = tf.stack([tf.fill(tf.shape(blank_path), LOG_ZERO), blank_path], axis=1)
-        r = tf.tile(r[:, None], [1, beam_size, 1, 1])
+        r = tf.tile(tf.expand_dims(r, 1), [1, beam_size, 1, 1])
         batch = tf.shape(blank_path)[0]
         return {
             "r": r,
@@ -132,24 +158,25 @@ class CtcPrefixScorer:
         flat = tf.reshape(candidates, [batch, beam * k])
         x_c = tf.gather(self.log_probs, flat, axis=2, batch_dims=1)  # [batch, frames, beam*k]
         x_c = tf.reshape(tf.transpose(x_c, [0, 2, 1]), [batch, beam, k, -1])
-        x_blank = self.log_probs[:, None, None, :, self.blank_id]  # [batch, 1, 1, frames]
+        x_blank = tf.gather(self.log_probs, self.blank_id, axis=2)  # [batch, frames]
+        x_blank = tf.expand_dims(tf.expand_dims(x_blank, 1), 1)  # [batch, 1, 1, frames]
 
-        r_n, r_b = state["r"][:, :, 0], state["r"][:, :, 1]  # [batch, beam, frames]
-        r_sum = tf.experimental.numpy.logaddexp(r_n, r_b)
+        r_n, r_b = tf.unstack(state["r"], axis=2)  # [batch, beam, frames] each
+        r_sum = _log_add_exp(r_n, r_b)
         # A repeated label needs a blank between its two emissions.
-        repeat = tf.equal(candidates, state["last"][:, :, None])[..., None]
-        phi = tf.where(repeat, r_b[:, :, None], r_sum[:, :, None])  # [batch, beam, k, frames]
+        repeat = tf.expand_dims(tf.equal(candidates, tf.expand_dims(state["last"], 2)), 3)
+        phi = tf.where(repeat, tf.expand_dims(r_b, 2), tf.expand_dims(r_sum, 2))  # [b, beam, k, t]
         phi_before = _shift_right(phi, tf.where(tf.equal(step, 0), 0.0, LOG_ZERO))
 
         new_n = _linear_recurrence(x_c, phi_before)
         new_b = _linear_recurrence(x_blank + tf.zeros_like(x_c), _shift_right(new_n, LOG_ZERO))
 
-        mask = self.frame_mask[:, None, None, :]
+        mask = tf.expand_dims(tf.expand_dims(self.frame_mask, 1), 1)  # [batch, 1, 1, frames]
         psi = tf.reduce_logsumexp(tf.where(mask, phi_before + x_c, LOG_ZERO), axis=-1)
         # EOS: the prefix itself, every real frame consumed.
         last_frame = tf.maximum(self.lengths - 1, 0)
-        whole = tf.gather(r_sum, last_frame[:, None], axis=2, batch_dims=1)[..., 0]  # [batch, beam]
-        whole = tf.where(self.lengths[:, None] > 0, whole, 0.0)  # no frames: only "" fits
-        psi = tf.where(tf.equal(candidates, self.eos_id), whole[:, :, None], psi)
+        whole = tf.gather(r_sum, last_frame, axis=2, batch_dims=1)  # [batch, beam]
+        whole = tf.where(tf.expand_dims(self.lengths > 0, 1), whole, 0.0)  # no frames: "" only
+        psi = tf.where(tf.equal(candidates, self.eos_id), tf.expand_dims(whole, 2), psi)
         psi = tf.where(tf.equal(candidates, self.blank_id), LOG_ZERO, psi)
         return psi, tf.stack([new_n, new_b], axis=3)

@@ -96,7 +96,10 @@ def _product(a, b, transpose_a: bool = False, transpose_b: bool = False):
     def row_by_row():
         left = tf.linalg.matrix_transpose(a) if transpose_a else a
         # [..., m, 1, k] x [..., 1, k, n]: one single-row product per row of `left`.
-        products = tf.matmul(left[..., :, None, :], b[..., None, :, :], transpose_b=transpose_b)
+        # (expand_dims rather than [..., None, :]: TFLite's converter lowers it.)
+        products = tf.matmul(
+            tf.expand_dims(left, -2), tf.expand_dims(b, -3), transpose_b=transpose_b
+        )
         return tf.squeeze(products, -2)
 
     right_elements = b.shape[-1] * b.shape[-2] if None not in b.shape[-2:] else None

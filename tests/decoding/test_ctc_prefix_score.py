@@ -122,3 +122,19 @@ def test_scores_compile_with_xla():
     eager = first_scores(log_probs)
     compiled = tf.function(first_scores, jit_compile=True)(log_probs)
     np.testing.assert_allclose(compiled.numpy(), eager.numpy(), atol=1e-5)
+
+
+def test_static_length_log_cumsum_exp_equals_tfs_op():
+    # The doubling scan (element-wise ops, for TFLite) against TF's op, over
+    # values spanning thousands of nats and ESPnet's finite log zero.
+    from t2t_lite.decoding.ctc_prefix_score import _log_cumsum_exp
+
+    rng = np.random.default_rng(0)
+    for length in (1, 2, 7, 64, 250):
+        x = rng.normal(scale=300.0, size=(2, 3, length)).astype(np.float32)
+        x[0, 0, : length // 2] = LOG_ZERO
+        expected = tf.math.cumulative_logsumexp(x, axis=-1).numpy()
+        scanned = _log_cumsum_exp(tf.constant(x)).numpy()  # static length: the scan
+        np.testing.assert_allclose(scanned, expected, rtol=1e-6, atol=1e-3)
+        dynamic = tf.function(_log_cumsum_exp, input_signature=[tf.TensorSpec([2, 3, None])])
+        np.testing.assert_allclose(dynamic(x).numpy(), expected, rtol=1e-6, atol=1e-3)

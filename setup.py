@@ -65,6 +65,9 @@ setup(
             "keras-hub>=0.32",
             "librosa>=0.11",
         ],
+        # On-device inference: LiteRT's interpreter runs the TFLite export
+        # (t2t_lite/litert/ imports no TensorFlow).
+        "litert": ["ai-edge-litert>=2.0", "soundfile>=0.12"],
         "test": [
             "pytest>=8.2",  # tests import tests.helpers under --import-mode=importlib
             "pytest-xdist>=3.5",
@@ -76,6 +79,7 @@ setup(
             "sentencepiece>=0.2",
             "jiwer>=3.0",
             "sacrebleu>=2.4",
+            "ai-edge-litert>=2.0",  # tests/serving/test_tflite_export.py
             # The layers and the model also run on Keras' JAX backend
             # (tests/models/test_jax_backend.py).
             "jax>=0.4.30",

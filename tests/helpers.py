@@ -276,3 +276,17 @@ def fit_one_batch(model, features: dict, steps: int, optimizer, label_smoothing=
     for _ in range(steps):
         loss = train_step()
     return float(loss)
+
+
+# Run as `python -c BLOCK_TENSORFLOW script.py args...`: the script runs with
+# every `import tensorflow` failing, as on a device or a slim server.
+BLOCK_TENSORFLOW = (
+    "import runpy, sys\n"
+    "class Block:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name.split('.')[0] == 'tensorflow':\n"
+    "            raise ImportError('tensorflow is blocked in this test')\n"
+    "sys.meta_path.insert(0, Block())\n"
+    "sys.argv = sys.argv[1:]\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)

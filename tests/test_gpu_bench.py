@@ -8,18 +8,7 @@ import os
 import subprocess
 import sys
 
-from tests.helpers import SCRIPTS
-
-BLOCK_TENSORFLOW = (
-    "import runpy, sys\n"
-    "class Block:\n"
-    "    def find_spec(self, name, path=None, target=None):\n"
-    "        if name.split('.')[0] == 'tensorflow':\n"
-    "            raise ImportError('tensorflow is blocked in this test')\n"
-    "sys.meta_path.insert(0, Block())\n"
-    "sys.argv = sys.argv[1:]\n"
-    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
-)
+from tests.helpers import BLOCK_TENSORFLOW, SCRIPTS
 
 
 def test_keras_jax_step_runs_without_tensorflow():

@@ -110,7 +110,9 @@ def _check_decode_hparams(model, decode_hp: HParams) -> None:
         raise ValueError(f"decode hparam beam_size must be >= 1, got {decode_hp.beam_size}.")
 
 
-def model_search(model, features: dict, decode_hp: HParams, cap: int, encoded=None):
+def model_search(
+    model, features: dict, decode_hp: HParams, cap: int, encoded=None, fixed_shapes: bool = False
+):
     """Decodes a batch of model features.
 
     Args:
@@ -120,6 +122,9 @@ def model_search(model, features: dict, decode_hp: HParams, cap: int, encoded=No
         cap: `decode_cap(...)`, the longest output.
         encoded: `model.encode(features)`'s `(memory, memory_mask)`, when the
             caller needs the encoder's output too (word times); else encoded here.
+        fixed_shapes: search `cap` steps with a fixed-length cache, every
+            shape static (XLA, a TPU, TFLite); else stop at T2T's decode length
+            with a growing cache.
 
     Returns:
         `(ids [batch, beams, length] int32, scores [batch, beams] float32)`,
@@ -136,12 +141,18 @@ def model_search(model, features: dict, decode_hp: HParams, cap: int, encoded=No
         scorer = None
         if weight > 0.0:
             scorer = CtcPrefixScorer(model.ctc_log_probs(memory), frames)
-        cache = model.initial_decode_cache(features, None, encoded=(memory, memory_mask))
+        cache = model.initial_decode_cache(
+            features, cap if fixed_shapes else None, encoded=(memory, memory_mask)
+        )
+        length = (
+            cap if fixed_shapes else decode_length(tf.shape(memory)[1], decode_hp.extra_length, cap)
+        )
         ids, scores = beam_search(
             lambda ids, step, states: model.decode_step(ids[:, -1], step, states),
             tf.zeros([batch_size], tf.int32),
             beam_size=decode_hp.beam_size,
-            decode_length=decode_length(tf.shape(memory)[1], decode_hp.extra_length, cap),
+            decode_length=length,
+            use_fixed_shapes=fixed_shapes,
             vocab_size=model.target_vocab_size,
             alpha=decode_hp.alpha,
             states=cache,
@@ -150,8 +161,8 @@ def model_search(model, features: dict, decode_hp: HParams, cap: int, encoded=No
         )
     if "inputs_length" in features:  # no speech: the empty transcript
         empty = tf.reshape(tf.cast(features["inputs_length"], tf.int32), [-1]) <= 0
-        ids = tf.where(empty[:, None, None], 0, ids)
-        scores = tf.where(empty[:, None], 0.0, scores)
+        ids = tf.where(tf.reshape(empty, [-1, 1, 1]), 0, ids)
+        scores = tf.where(tf.reshape(empty, [-1, 1]), 0.0, scores)
     return ids, scores
 
 

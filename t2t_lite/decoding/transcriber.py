@@ -45,6 +45,15 @@ def _pieces(waveforms, lengths, hparams: HParams, decode_hp: HParams):
         waveforms, lengths, hparams.audio_sample_rate, segment_seconds(hparams, decode_hp)
     )
     starts = piece_starts(piece_lengths, rows, tf.shape(waveforms)[0])
+    features, cut = piece_features(pieces, piece_lengths, hparams, decode_hp)
+    offsets = tf.cast(starts + cut, tf.float32) / hparams.audio_sample_rate
+    return features, rows, offsets
+
+
+def piece_features(pieces, piece_lengths, hparams: HParams, decode_hp: HParams):
+    """Waveform pieces -> model features (`featurize_batch`), a piece without
+    speech given frame length 0 (it decodes to ""), and how many leading
+    samples of each were exact zeros cut off (`digital_silence`)."""
     # Cut here as featurize_batch cuts (it then finds nothing to cut), so the
     # no-speech test below sees only each piece's sound.
     cut, _ = digital_silence.sounding_span(pieces, piece_lengths)
@@ -55,8 +64,7 @@ def _pieces(waveforms, lengths, hparams: HParams, decode_hp: HParams):
     silent = audio_features.level_dbfs(pieces, piece_lengths) < decode_hp.silence_dbfs
     silent |= piece_lengths < frame_length_samples(hparams)
     frame_lengths = tf.where(silent, 0, frame_lengths)
-    offsets = tf.cast(starts + cut, tf.float32) / hparams.audio_sample_rate
-    return {"inputs": features, "inputs_length": frame_lengths}, rows, offsets
+    return {"inputs": features, "inputs_length": frame_lengths}, cut
 
 
 def search_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HParams, cap: int):

@@ -1,0 +1,65 @@
+"""Ids -> text without TensorFlow: the vocabulary asset written beside a `.tflite`.
+
+The asset is JSON: `surfaces`, the UTF-8 bytes each id stands for (hex, one
+entry per id, "" for reserved ids), as the target encoder's
+`token_surfaces()` gives them, and `strip_first_space` (SentencePiece writes
+a word's leading space into its pieces, and its decoder drops the first).
+
+Example:
+>>> vocab = Vocabulary([b"", b"", b"h", b"i"], strip_first_space=False)
+>>> vocab.decode([2, 3, 1, 0, 3])  # stops at EOS (1), skips padding (0)
+'hi'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from t2t_lite.data.reserved_ids import EOS_ID, PAD_ID
+
+
+class Vocabulary:
+    """Turns token ids into text as the problem's target encoder does.
+
+    Args:
+        surfaces: the UTF-8 bytes of each id (`TextEncoder.token_surfaces()`).
+        strip_first_space: drop the text's leading spaces (SentencePiece).
+    """
+
+    def __init__(self, surfaces: list[bytes], strip_first_space: bool):
+        self.surfaces = list(surfaces)
+        self.strip_first_space = strip_first_space
+
+    @classmethod
+    def from_encoder(cls, encoder) -> Vocabulary:
+        """The vocabulary of a t2t-lite `TextEncoder` with `token_surfaces()`."""
+        sentencepiece = type(encoder).__name__ == "SentencePieceEncoder"
+        return cls(encoder.token_surfaces(), strip_first_space=sentencepiece)
+
+    def to_json(self) -> str:
+        surfaces = [surface.hex() for surface in self.surfaces]
+        return json.dumps({"surfaces": surfaces, "strip_first_space": self.strip_first_space})
+
+    @classmethod
+    def from_json(cls, text: str) -> Vocabulary:
+        values = json.loads(text)
+        return cls([bytes.fromhex(s) for s in values["surfaces"]], values["strip_first_space"])
+
+    @classmethod
+    def load(cls, path: str) -> Vocabulary:
+        with open(path, encoding="utf-8") as handle:
+            return cls.from_json(handle.read())
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Text of `ids` up to the first EOS, padding skipped; invalid UTF-8
+        becomes U+FFFD, as the SavedModel's detokenizer does."""
+        pieces = []
+        for token in ids:
+            token = int(token)
+            if token == EOS_ID:
+                break
+            if token != PAD_ID:
+                pieces.append(self.surfaces[token])
+        text = b"".join(pieces).decode("utf-8", errors="replace")
+        return text.lstrip(" ") if self.strip_first_space else text

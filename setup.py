@@ -92,6 +92,7 @@ setup(
             "t2t-lite-decoder=t2t_lite.cli.decoder:run",
             "t2t-lite-exporter=t2t_lite.cli.exporter:run",
             "t2t-lite-avg-checkpoints=t2t_lite.cli.avg_checkpoints:run",
+            "t2t-lite-tflite-transcribe=t2t_lite.litert.cli:run",
         ]
     },
 )

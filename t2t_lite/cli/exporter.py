@@ -11,6 +11,10 @@ and `$OUT/hparams.json`, as in the decoder (`common.run_settings`: --problem,
 directory. The SavedModel is written to `$EXPORT/<version>/` (a timestamp
 unless --export_version), the layout TF Serving expects; its
 `serving_default` signature is described in `t2t_lite/serving/serving_module.py`.
+
+With --format=tflite a speech run is written to `$EXPORT/` as a `.tflite` of
+builtin ops only for LiteRT (`t2t_lite/serving/tflite_export.py`), run by
+`t2t-lite-tflite-transcribe $EXPORT audio.wav` without TensorFlow.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from absl import flags
 
 from t2t_lite.cli import common
 from t2t_lite.decoding.decode import decode_hparams
-from t2t_lite.serving import export
+from t2t_lite.serving import export, tflite_export
 
 FLAGS = flags.FLAGS
 
@@ -33,6 +37,15 @@ def _define_string(name: str, default: str | None, help_text: str) -> None:
 
 flags.DEFINE_string("export_dir", None, "Where to write <version>/ (TF Serving's model base path).")
 flags.DEFINE_integer("export_version", None, "Version number (default: a timestamp).")
+flags.DEFINE_enum(
+    "format",
+    "saved_model",
+    ["saved_model", "tflite"],
+    "saved_model: $EXPORT/<version>/ for TF Serving; tflite: model.tflite (builtin ops only), "
+    "vocabulary.json and tflite.json in $EXPORT, for LiteRT (speech models).",
+)
+flags.DEFINE_string("tflite_quantization", "float32", "float32, float16 or int8 (dynamic range).")
+flags.DEFINE_float("tflite_max_seconds", 15.0, "The longest waveform the .tflite takes.")
 _define_string("decode_hparams", "", 'Decode hparams, e.g. "beam_size=4,alpha=0.6".')
 _define_string(
     "checkpoint_path", None, "Checkpoint prefix or directory (default: latest in output_dir)."
@@ -47,6 +60,22 @@ def main(argv: list[str]) -> int:
     # The run's problem, model, hparams and data_dir, as the decoder takes them.
     settings = common.run_settings(output_dir, ignored=("tmp_dir",))
     try:
+        if FLAGS.format == "tflite":
+            print(
+                tflite_export.export_tflite_run(
+                    output_dir=output_dir,
+                    export_dir=export_dir,
+                    problem=settings.problem,
+                    decode_hp=decode_hparams(FLAGS.decode_hparams),
+                    hparams=settings.hparams,
+                    model_name=settings.model_name,
+                    data_dir=settings.data_dir,
+                    checkpoint_path=FLAGS.checkpoint_path,
+                    quantization=FLAGS.tflite_quantization,
+                    max_seconds=FLAGS.tflite_max_seconds,
+                )
+            )
+            return 0
         path = export.export_run(
             output_dir=output_dir,
             export_dir=export_dir,

@@ -145,6 +145,28 @@ def save_versioned(
     return final
 
 
+def restored_model(
+    output_dir: str,
+    problem: Problem,
+    hparams: HParams,
+    model_name: str,
+    data_dir: str | None,
+    checkpoint_path: str | None,
+):
+    """`(model, checkpoint)`: the run's model with its checkpoint's weights.
+
+    Raises:
+        ExportError: no checkpoint, or one that does not fit the model.
+    """
+    try:
+        checkpoint = trained_model.resolve_checkpoint(output_dir, checkpoint_path)
+        model = build_model(problem, hparams, model_name, data_dir)
+        trained_model.restore_weights(model, checkpoint)
+    except (trained_model.CheckpointNotFoundError, trained_model.CheckpointMismatchError) as error:
+        raise ExportError(str(error)) from error
+    return model, checkpoint
+
+
 def export_run(
     output_dir: str,
     export_dir: str,
@@ -180,12 +202,9 @@ def export_run(
     problem.add_hparams(hparams)  # runs saved before the problem had an hparam
     encoders = problem.feature_encoders(data_dir)
     check_exportable(problem, encoders)
-    try:
-        checkpoint = trained_model.resolve_checkpoint(output_dir, checkpoint_path)
-        model = build_model(problem, hparams, model_name, data_dir)
-        trained_model.restore_weights(model, checkpoint)
-    except (trained_model.CheckpointNotFoundError, trained_model.CheckpointMismatchError) as error:
-        raise ExportError(str(error)) from error
+    model, checkpoint = restored_model(
+        output_dir, problem, hparams, model_name, data_dir, checkpoint_path
+    )
     try:
         module = ServingModule(model, problem, hparams, decode_hp, encoders)
     except ValueError as error:  # decode hparams the model cannot honour

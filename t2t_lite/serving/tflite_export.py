@@ -28,12 +28,14 @@ import tempfile
 import tensorflow as tf
 from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
+from t2t_lite.data.problem import Problem
 from t2t_lite.data.speech_features import num_frames
 from t2t_lite.decoding.decode import decode_cap, model_search, resolve_decode_hparams
 from t2t_lite.decoding.transcriber import piece_features
 from t2t_lite.hparam import HParams
 from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE, VOCABULARY_FILE
 from t2t_lite.litert.vocabulary import Vocabulary
+from t2t_lite.serving.export import ExportError, restored_model
 
 QUANTIZATIONS = ("float32", "float16", "int8")
 DEFAULT_MAX_SECONDS = 15.0
@@ -59,16 +61,22 @@ def transcribe_function(model, hparams: HParams, decode_hp: HParams, max_samples
     return transcribe
 
 
+def check_quantization(quantization: str) -> None:
+    """Raises ValueError for a quantization other than `QUANTIZATIONS`."""
+    if quantization not in QUANTIZATIONS:
+        raise ValueError(
+            f"the TFLite quantization must be one of {', '.join(QUANTIZATIONS)}, "
+            f"got {quantization!r}."
+        )
+
+
 def convert(function, quantization: str = "float32") -> bytes:
     """A `tf.function` with an input signature -> `.tflite` bytes, builtin ops only.
 
     Raises:
         ValueError: an unknown quantization.
     """
-    if quantization not in QUANTIZATIONS:
-        raise ValueError(
-            f"quantization must be one of {', '.join(QUANTIZATIONS)}, got {quantization!r}."
-        )
+    check_quantization(quantization)
     # Weights frozen into constants: TFLite cannot read variables a WHILE body captures.
     frozen = convert_variables_to_constants_v2(function.get_concrete_function())
     converter = tf.lite.TFLiteConverter.from_concrete_functions([frozen])
@@ -118,3 +126,41 @@ def export_tflite(
             handle.write(content)
         os.replace(handle.name, os.path.join(directory, name))
     return os.path.join(directory, MODEL_FILE)
+
+
+def export_tflite_run(
+    output_dir: str,
+    export_dir: str,
+    problem: Problem,
+    decode_hp: HParams,
+    hparams: HParams,
+    model_name: str = "transformer",
+    data_dir: str | None = None,
+    checkpoint_path: str | None = None,
+    quantization: str = "float32",
+    max_seconds: float = DEFAULT_MAX_SECONDS,
+) -> str:
+    """`export_tflite` of the run in `output_dir` (its latest checkpoint, or
+    `checkpoint_path`), into `export_dir`.
+
+    Raises:
+        ExportError: the run cannot be exported this way (the message says why).
+    """
+    if problem.input_modality != "speech":
+        raise ExportError(
+            f"--format=tflite exports speech models; {problem.name} takes "
+            f"{problem.input_modality or 'no'} inputs (export it as a SavedModel)."
+        )
+    try:
+        check_quantization(quantization)
+    except ValueError as error:
+        raise ExportError(str(error)) from error
+    problem.add_hparams(hparams)  # runs saved before the problem had an hparam
+    model, _ = restored_model(output_dir, problem, hparams, model_name, data_dir, checkpoint_path)
+    encoder = problem.feature_encoders(data_dir)["targets"]
+    try:
+        return export_tflite(
+            model, hparams, decode_hp, encoder, export_dir, quantization, max_seconds
+        )
+    except ValueError as error:  # decode hparams the model cannot honour
+        raise ExportError(str(error)) from error

@@ -4,12 +4,14 @@ imported, gives the transcripts the SavedModel's graph gives in process."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 
 import numpy as np
 import pytest
+import soundfile
 
 from t2t_lite import registry
 from t2t_lite.data.audio_io import read_audio
@@ -19,7 +21,7 @@ from t2t_lite.hparam import create_hparams
 from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE
 from t2t_lite.litert.transcriber import LiteRtTranscriber
 from t2t_lite.serving.tflite_export import export_tflite
-from tests.helpers import BLOCK_TENSORFLOW, CTC_BEAM_DECODE
+from tests.helpers import BLOCK_TENSORFLOW, CTC_BEAM_DECODE, run_command
 from tests.serving.test_export import (
     SPEECH_HPARAMS,
     make_run,
@@ -99,3 +101,45 @@ def test_too_long_a_waveform_is_refused_with_the_limit(speech_run, tmp_path):
                   run.encoders["targets"], str(tmp_path), max_seconds=0.5)  # fmt: skip
     with pytest.raises(ValueError, match=r"at most 8000 \(0.5 s\)"):
         LiteRtTranscriber(str(tmp_path)).transcribe(np.ones(8001, np.float32) * 0.1)
+
+
+def test_exporter_and_runner_commands_transcribe_a_wav_without_tensorflow(
+    speech_run, tmp_path, librispeech_flac
+):
+    run, export_dir = speech_run, tmp_path / "export"
+    exported = run_command(
+        "t2t-lite-exporter", f"--output_dir={run.output_dir}", f"--export_dir={export_dir}",
+        "--format=tflite", "--tflite_quantization=int8", f"--tflite_max_seconds={SECONDS}",
+        f"--decode_hparams={CTC_BEAM_DECODE}",
+    )  # fmt: skip
+    assert exported.returncode == 0, exported.stderr[-3000:]
+    assert json.loads((export_dir / METADATA_FILE).read_text())["quantization"] == "int8"
+
+    wave = read_audio(librispeech_flac)[: int(SECONDS * 16000)]
+    wav = tmp_path / "clip.wav"
+    soundfile.write(wav, wave, 16000)
+    expected = LiteRtTranscriber(str(export_dir)).transcribe(wave)[0]
+    runner = shutil.which("t2t-lite-tflite-transcribe")
+    done = run_command(sys.executable, "-c", BLOCK_TENSORFLOW, runner, export_dir, wav, wav)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == [expected, expected]
+
+    narrow = tmp_path / "8k.wav"
+    soundfile.write(narrow, wave[::2], 8000)
+    for bad, message in ((narrow, "8000 Hz, but the model takes 16000 Hz"),
+                         (tmp_path / "missing.wav", "cannot read it as audio")):  # fmt: skip
+        refused = run_command(sys.executable, "-c", BLOCK_TENSORFLOW, runner, export_dir, wav, bad)
+        assert refused.returncode == 1 and refused.stdout == ""
+        assert len(refused.stderr.strip().splitlines()) == 1 and message in refused.stderr
+        assert str(bad) in refused.stderr
+
+
+def test_exporter_refuses_a_bad_quantization_in_one_line(speech_run, tmp_path):
+    refused = run_command(
+        "t2t-lite-exporter", f"--output_dir={speech_run.output_dir}",
+        f"--export_dir={tmp_path / 'x'}", "--format=tflite", "--tflite_quantization=int4",
+    )  # fmt: skip
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    last = refused.stderr.strip().splitlines()[-1]  # after TensorFlow's start-up lines
+    assert last.startswith("t2t-lite-exporter: error:") and "float32, float16, int8" in last
+    assert not (tmp_path / "x").exists()

@@ -1,5 +1,4 @@
-"""Speech recognition hparams sets with Tensor2Tensor's values, except lengths
-and speed perturbation.
+"""Speech recognition hparams sets with Tensor2Tensor's values, except lengths.
 
 T2T's LibriSpeech sets plus `transformer_speech_small`, which t2t-lite adds
 so that the built-in spoken corpus trains on two CPU cores in minutes.
@@ -35,9 +34,10 @@ T2T_FIXED_BATCH_LENGTH_BUDGET = 16 * 1550 * 80
 # (data/audio_augment/speed.py): it moves pitch and formants as a new speaker
 # would. T2T had none. On the built-in corpus it took the held-out voice from
 # 4.0% WER to 2.4-3.5%, where volume, noise and reverberation on top of it
-# gave nothing (`docs/benchmarks.md`, "Augmentation"). At 0.9 an utterance
-# grows by a ninth, so one longer than 90% of the length limit is dropped
-# (and counted) in the epochs that slow it, and kept at 1.0 and 1.1.
+# gave nothing (`docs/benchmarks.md`, "Augmentation"). The LibriSpeech sets
+# leave it off for now: at 0.9 an utterance grows by a ninth, and
+# LibriSpeech's longest (35 s) would pass their 36 s limit and be dropped,
+# where every utterance is kept today.
 SPEED_FACTORS = [0.9, 1.0, 1.1]
 
 
@@ -67,7 +67,7 @@ def transformer_librispeech_v1() -> HParams:
     hparams.num_decoder_layers = 3
     hparams.learning_rate = 0.15
     hparams.batch_size = 6000000
-    return add_speed_perturbation(set_librispeech_length_hparams(hparams))
+    return set_librispeech_length_hparams(hparams)
 
 
 @registry.register_hparams
@@ -86,7 +86,7 @@ def transformer_librispeech_v2() -> HParams:
     hparams.weight_decay = 0.0
     hparams.layer_prepostprocess_dropout = 0.2
     hparams.relu_dropout = 0.2
-    return add_speed_perturbation(set_librispeech_length_hparams(hparams))
+    return set_librispeech_length_hparams(hparams)
 
 
 @registry.register_hparams

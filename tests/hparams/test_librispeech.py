@@ -1,6 +1,5 @@
 """The speech hparams sets carry Tensor2Tensor's values, except the length
-limits, which cover every LibriSpeech utterance (up to 35 s), and speed
-perturbation (Kaldi's and ESPnet's 0.9 / 1.0 / 1.1), which T2T lacked."""
+limits, which cover every LibriSpeech utterance (up to 35 s)."""
 
 import pytest
 
@@ -9,7 +8,6 @@ from t2t_lite import registry
 LENGTHS = {"max_length": 3600 * 80, "max_input_seq_length": 3600, "max_target_seq_length": 900}
 # Fixed-size sets: long buckets get fewer than 16 utterances (T2T's 16 x 15.5 s).
 BUDGET = {"fixed_batch_length_budget": 16 * 1550 * 80}
-SPEED = {"aug_speed_factors": [0.9, 1.0, 1.1]}
 TPU = {
     "optimizer": "Adafactor",
     "learning_rate_schedule": "rsqrt_decay",
@@ -27,12 +25,10 @@ V1 = {
     "learning_rate": 0.15,
     "batch_size": 6000000,
     **LENGTHS,
-    **SPEED,
 }
 V2 = {
     **LENGTHS,
     **BUDGET,
-    **SPEED,
     "batch_size": 16,
     "use_fixed_batch_size": True,  # t2t-lite's reading of T2T's 16 (README)
     "num_decoder_layers": 4,

@@ -12,9 +12,10 @@ directory. The SavedModel is written to `$EXPORT/<version>/` (a timestamp
 unless --export_version), the layout TF Serving expects; its
 `serving_default` signature is described in `t2t_lite/serving/serving_module.py`.
 
-With --format=tflite a speech run is written to `$EXPORT/` as a `.tflite` of
-builtin ops only for LiteRT (`t2t_lite/serving/tflite_export.py`), run by
-`t2t-lite-tflite-transcribe $EXPORT audio.wav` without TensorFlow.
+With --format=tflite the run is written to `$EXPORT/` as a `.tflite` of
+builtin ops only for LiteRT (`t2t_lite/serving/tflite_export.py`): a speech
+model is run by `t2t-lite-tflite-transcribe $EXPORT audio.wav` without
+TensorFlow, a text model by `t2t_lite.litert.text_model.LiteRtTextModel`.
 """
 
 from __future__ import annotations
@@ -42,10 +43,15 @@ flags.DEFINE_enum(
     "saved_model",
     ["saved_model", "tflite"],
     "saved_model: $EXPORT/<version>/ for TF Serving; tflite: model.tflite (builtin ops only), "
-    "vocabulary.json and tflite.json in $EXPORT, for LiteRT (speech models).",
+    "vocabulary.json and tflite.json in $EXPORT, for LiteRT.",
 )
 flags.DEFINE_string("tflite_quantization", "float32", "float32, float16 or int8 (dynamic range).")
-flags.DEFINE_float("tflite_max_seconds", 15.0, "The longest waveform the .tflite takes.")
+flags.DEFINE_float(
+    "tflite_max_seconds",
+    None,
+    "Speech: the longest piece the .tflite decodes at once (longer recordings are split at "
+    "pauses); default the model's segment length, the longest piece the SavedModel decodes.",
+)
 _define_string("decode_hparams", "", 'Decode hparams, e.g. "beam_size=4,alpha=0.6".')
 _define_string(
     "checkpoint_path", None, "Checkpoint prefix or directory (default: latest in output_dir)."
@@ -59,34 +65,22 @@ def main(argv: list[str]) -> int:
     export_dir = common.require_flag("export_dir")
     # The run's problem, model, hparams and data_dir, as the decoder takes them.
     settings = common.run_settings(output_dir, ignored=("tmp_dir",))
+    trained = export.TrainedRun(
+        output_dir=output_dir,
+        problem=settings.problem,
+        hparams=settings.hparams,
+        model_name=settings.model_name,
+        data_dir=settings.data_dir,
+        checkpoint_path=FLAGS.checkpoint_path,
+    )
+    decode_hp = decode_hparams(FLAGS.decode_hparams)
     try:
         if FLAGS.format == "tflite":
-            print(
-                tflite_export.export_tflite_run(
-                    output_dir=output_dir,
-                    export_dir=export_dir,
-                    problem=settings.problem,
-                    decode_hp=decode_hparams(FLAGS.decode_hparams),
-                    hparams=settings.hparams,
-                    model_name=settings.model_name,
-                    data_dir=settings.data_dir,
-                    checkpoint_path=FLAGS.checkpoint_path,
-                    quantization=FLAGS.tflite_quantization,
-                    max_seconds=FLAGS.tflite_max_seconds,
-                )
+            path = tflite_export.export_tflite_run(
+                trained, export_dir, decode_hp, FLAGS.tflite_quantization, FLAGS.tflite_max_seconds
             )
-            return 0
-        path = export.export_run(
-            output_dir=output_dir,
-            export_dir=export_dir,
-            problem=settings.problem,
-            decode_hp=decode_hparams(FLAGS.decode_hparams),
-            hparams=settings.hparams,
-            model_name=settings.model_name,
-            data_dir=settings.data_dir,
-            checkpoint_path=FLAGS.checkpoint_path,
-            version=FLAGS.export_version,
-        )
+        else:
+            path = export.export_run(trained, export_dir, decode_hp, FLAGS.export_version)
     except (export.ExportError, FileNotFoundError) as error:
         raise common.CliError(str(error)) from error
     print(path)

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 import tensorflow as tf
 
-from t2t_lite.data.reserved_ids import EOS_ID, NUM_RESERVED_IDS, PAD_ID
+from t2t_lite.data.reserved_ids import EOS_ID, NUM_RESERVED_IDS, PAD_ID, ids_before_eos
 
 
 def _ids_before_eos(ids: tf.Tensor) -> tf.RaggedTensor:
@@ -36,6 +36,9 @@ class TextEncoder:
 
     vocab_size: int
     supports_tf_graph: bool = False
+    # Whether `token_surfaces` carry a word's space before it, so that the
+    # text's first space is dropped (SentencePiece's pieces, integer symbols).
+    surfaces_lead_with_space: bool = False
 
     def encode(self, text: str) -> list[int]:
         raise NotImplementedError(f"{type(self).__name__} must implement encode")
@@ -45,14 +48,7 @@ class TextEncoder:
 
     def decode(self, ids: Iterable[int]) -> str:
         """Text of `ids` up to the first EOS, padding skipped."""
-        kept = []
-        for token in ids:
-            token = int(token)
-            if token == EOS_ID:
-                break
-            if token != PAD_ID:
-                kept.append(token)
-        return self.decode_ids(kept)
+        return self.decode_ids(ids_before_eos(ids))
 
     def token_surfaces(self) -> list[bytes]:
         """The UTF-8 text each id stands for, `vocab_size` entries (b"" for
@@ -131,6 +127,7 @@ class IntegerEncoder(TextEncoder):
     """
 
     supports_tf_graph = True
+    surfaces_lead_with_space = True
 
     def __init__(self, num_symbols: int):
         self.num_symbols = num_symbols
@@ -147,6 +144,10 @@ class IntegerEncoder(TextEncoder):
 
     def decode_ids(self, ids: Iterable[int]) -> str:
         return " ".join(str(i - NUM_RESERVED_IDS) for i in ids)
+
+    def token_surfaces(self) -> list[bytes]:
+        symbols = [f" {value}".encode() for value in range(self.num_symbols)]
+        return [b""] * NUM_RESERVED_IDS + symbols
 
     def tf_encode(self, strings: tf.Tensor) -> tf.RaggedTensor:
         """Like `encode`, but a token that is not a symbol `0..num_symbols-1`
@@ -175,6 +176,8 @@ class SentencePieceEncoder(TextEncoder):
     Args:
         model_path: the `.model` file written by `train_sentencepiece`.
     """
+
+    surfaces_lead_with_space = True
 
     def __init__(self, model_path: str):
         import sentencepiece  # optional dependency: the [audio] / [test] extras

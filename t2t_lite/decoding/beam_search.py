@@ -140,6 +140,7 @@ def beam_search(
     use_fixed_shapes: bool = False,
     ctc_scorer=None,
     ctc_weight: float = 0.0,
+    stop_length=None,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Beam search with length penalty; T2T's signature and semantics.
 
@@ -177,6 +178,10 @@ def beam_search(
         ctc_scorer: optional `CtcPrefixScorer` of the same batch: joint
             CTC/attention scoring (see the module docstring).
         ctc_weight: the CTC share of the score, in [0, 1).
+        stop_length: a scalar int tensor in `[1, decode_length]`: the search
+            stops after this many steps and its length penalty bound uses it,
+            as a dynamic search with this `decode_length` would (a per-batch
+            decode length inside a fixed-shape buffer); None: `decode_length`.
 
     Returns:
         `(ids, scores)`: int32 `[batch, beam_size, decode_length]` decoded
@@ -216,6 +221,8 @@ def beam_search(
         )
 
     initial_ids = tf.cast(initial_ids, tf.int32)
+    if stop_length is None:
+        stop_length = decode_length
     # Static when known, so every reshape below keeps a static batch dimension
     # (a while_loop variable must not lose static dimensions between steps).
     batch_size = _shape_list(initial_ids)[0]
@@ -348,13 +355,13 @@ def beam_search(
         # Log probs (and CTC prefix probabilities) only fall as a sequence
         # grows, and the penalty is largest at decode_length, so this bounds
         # every score the best alive beam can reach.
-        best_alive_bound = state.alive_log_probs[:, 0] / length_penalty(decode_length, alpha)
+        best_alive_bound = state.alive_log_probs[:, 0] / length_penalty(stop_length, alpha)
         # stop_early: the best finished beats every alive continuation; else the
         # worst one does (an empty slot's -INF keeps the search going). Per
         # batch item; T2T's global min in the second case gives the same output.
         reduce = tf.reduce_max if stop_early else tf.reduce_min
         bound_is_met = tf.reduce_all(reduce(state.finished_scores, axis=1) > best_alive_bound)
-        return tf.logical_and(state.step < decode_length, tf.logical_not(bound_is_met))
+        return tf.logical_and(state.step < stop_length, tf.logical_not(bound_is_met))
 
     # Only beam 0 starts alive; the copies get -INF so the first step draws all
     # 2 * beam_size candidates from beam 0 (T2T: "initial_ids are prob 1.0").

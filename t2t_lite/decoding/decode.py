@@ -122,9 +122,9 @@ def model_search(
         cap: `decode_cap(...)`, the longest output.
         encoded: `model.encode(features)`'s `(memory, memory_mask)`, when the
             caller needs the encoder's output too (word times); else encoded here.
-        fixed_shapes: search `cap` steps with a fixed-length cache, every
-            shape static (XLA, a TPU, TFLite); else stop at T2T's decode length
-            with a growing cache.
+        fixed_shapes: a `cap`-long output buffer and a fixed-length cache,
+            every shape static (XLA, a TPU, TFLite); else a growing cache.
+            Both stop at T2T's decode length.
 
     Returns:
         `(ids [batch, beams, length] int32, scores [batch, beams] float32)`,
@@ -144,14 +144,17 @@ def model_search(
         cache = model.initial_decode_cache(
             features, cap if fixed_shapes else None, encoded=(memory, memory_mask)
         )
-        length = (
-            cap if fixed_shapes else decode_length(tf.shape(memory)[1], decode_hp.extra_length, cap)
-        )
+        # T2T's decode length from the padded input length; a fixed-shape
+        # input is padded to a static length, so its longest real row stands
+        # in (a one-row request then stops where the dynamic search stops).
+        encoded_length = tf.reduce_max(frames) if fixed_shapes else tf.shape(memory)[1]
+        length = decode_length(encoded_length, decode_hp.extra_length, cap)
         ids, scores = beam_search(
             lambda ids, step, states: model.decode_step(ids[:, -1], step, states),
             tf.zeros([batch_size], tf.int32),
             beam_size=decode_hp.beam_size,
-            decode_length=length,
+            decode_length=cap if fixed_shapes else length,
+            stop_length=length,
             use_fixed_shapes=fixed_shapes,
             vocab_size=model.target_vocab_size,
             alpha=decode_hp.alpha,

@@ -12,6 +12,8 @@ memory. So a recording longer than `segment_seconds` is cut into pieces:
    its quietest 100 ms within the last half of the allowed length, so that
    cuts land between words where the audio allows.
 
+The rules' constants and frame arithmetic are `pause_split.py`'s, which
+applies the same rules in NumPy for runners without TensorFlow.
 Recordings up to `segment_seconds` are one piece, decoded exactly as before.
 The pieces of a batch are decoded together and each recording's text is its
 pieces' texts joined with spaces, in order. Everything is TF ops on
@@ -22,9 +24,13 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-FRAME_SECONDS = 0.01
-SMOOTH_FRAMES = 10  # 100 ms: a cut at the quietest region, not a dip inside a word
-SPEECH_PERCENTILE = 0.9
+from t2t_lite.decoding.pause_split import (
+    MIN_PAUSE_SECONDS,
+    PAUSE_DB,
+    SMOOTH_FRAMES,
+    SPEECH_PERCENTILE,
+    frame_sizes,
+)
 
 
 def _frame_energy_db(waveform: tf.Tensor, length: tf.Tensor, hop: int) -> tf.Tensor:
@@ -58,8 +64,8 @@ def piece_ends(
     length: tf.Tensor,
     sample_rate: int,
     segment_seconds: float,
-    min_pause_seconds: float = 0.3,
-    pause_db: float = 30.0,
+    min_pause_seconds: float = MIN_PAUSE_SECONDS,
+    pause_db: float = PAUSE_DB,
 ) -> tf.Tensor:
     """Where each piece of one recording ends, in samples (the last is `length`).
 
@@ -74,9 +80,7 @@ def piece_ends(
     Returns:
         int32 `[pieces]`, ascending; `[length]` for a recording that fits.
     """
-    hop = int(round(FRAME_SECONDS * sample_rate))
-    max_frames = max(2, int(segment_seconds / FRAME_SECONDS))
-    min_pause_frames = max(1, int(round(min_pause_seconds / FRAME_SECONDS)))
+    hop, max_frames, min_pause_frames = frame_sizes(sample_rate, segment_seconds, min_pause_seconds)
     length = tf.cast(length, tf.int32)
     num_frames = length // hop
 

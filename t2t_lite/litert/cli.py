@@ -4,9 +4,10 @@
 
 `$EXPORT` is what `t2t-lite-exporter --format=tflite` wrote. One line per file
 on stdout: its transcript. Runs with LiteRT, NumPy and soundfile only (no
-TensorFlow). A file it cannot use (unreadable, another sample rate, longer
-than the model takes) is one line on stderr and exit status 1, before any
-transcript is printed.
+TensorFlow). A recording longer than the model's input is split at pauses
+and transcribed whole (`litert.transcriber`). A file it cannot use
+(unreadable, another sample rate) is one line on stderr and exit status 1,
+before any transcript is printed.
 """
 
 from __future__ import annotations
@@ -47,11 +48,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     try:
         waveforms = [_read(path, transcriber.sample_rate) for path in args.audio]
-        for path, waveform in zip(args.audio, waveforms, strict=True):
-            try:
-                transcriber.check_fits(waveform)
-            except ValueError as error:
-                raise ValueError(f"{path}: {error}") from error
     except ValueError as error:
         print(f"t2t-lite-tflite-transcribe: error: {error}", file=sys.stderr)
         return 1

@@ -2,8 +2,9 @@
 
 The asset is JSON: `surfaces`, the UTF-8 bytes each id stands for (hex, one
 entry per id, "" for reserved ids), as the target encoder's
-`token_surfaces()` gives them, and `strip_first_space` (SentencePiece writes
-a word's leading space into its pieces, and its decoder drops the first).
+`token_surfaces()` gives them, and `strip_first_space` (SentencePiece and
+integer symbols carry a word's space before it, and their decoders drop the
+first).
 
 Example:
 >>> vocab = Vocabulary([b"", b"", b"h", b"i"], strip_first_space=False)
@@ -16,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from t2t_lite.data.reserved_ids import EOS_ID, PAD_ID
+from t2t_lite.data.reserved_ids import ids_before_eos
 
 
 class Vocabulary:
@@ -24,7 +25,7 @@ class Vocabulary:
 
     Args:
         surfaces: the UTF-8 bytes of each id (`TextEncoder.token_surfaces()`).
-        strip_first_space: drop the text's leading spaces (SentencePiece).
+        strip_first_space: drop the text's leading spaces (`TextEncoder.surfaces_lead_with_space`).
     """
 
     def __init__(self, surfaces: list[bytes], strip_first_space: bool):
@@ -34,8 +35,7 @@ class Vocabulary:
     @classmethod
     def from_encoder(cls, encoder) -> Vocabulary:
         """The vocabulary of a t2t-lite `TextEncoder` with `token_surfaces()`."""
-        sentencepiece = type(encoder).__name__ == "SentencePieceEncoder"
-        return cls(encoder.token_surfaces(), strip_first_space=sentencepiece)
+        return cls(encoder.token_surfaces(), strip_first_space=encoder.surfaces_lead_with_space)
 
     def to_json(self) -> str:
         surfaces = [surface.hex() for surface in self.surfaces]
@@ -54,12 +54,6 @@ class Vocabulary:
     def decode(self, ids: Iterable[int]) -> str:
         """Text of `ids` up to the first EOS, padding skipped; invalid UTF-8
         becomes U+FFFD, as the SavedModel's detokenizer does."""
-        pieces = []
-        for token in ids:
-            token = int(token)
-            if token == EOS_ID:
-                break
-            if token != PAD_ID:
-                pieces.append(self.surfaces[token])
+        pieces = [self.surfaces[token] for token in ids_before_eos(ids)]
         text = b"".join(pieces).decode("utf-8", errors="replace")
         return text.lstrip(" ") if self.strip_first_space else text

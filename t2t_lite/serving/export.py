@@ -1,9 +1,8 @@
 """Exports a trained run as a versioned SavedModel that TF Serving loads.
 
-    path = export_run(output_dir="/runs/asr", export_dir="/exports/asr",
-                      problem=registry.problem("librispeech"),
-                      decode_hp=decode_hparams("beam_size=4,alpha=0.6"),
-                      hparams=run_dir.load_hparams("/runs/asr"))
+    run = TrainedRun("/runs/asr", registry.problem("librispeech"),
+                     run_dir.load_hparams("/runs/asr"))
+    path = export_run(run, "/exports/asr", decode_hparams("beam_size=4,alpha=0.6"))
     # -> "/exports/asr/1767225600", holding saved_model.pb + variables/
 
 The model is rebuilt from the run's hparams.json the way the trainer builds
@@ -19,6 +18,7 @@ loads every numeric subdirectory) never sees a half-written version.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -145,51 +145,55 @@ def save_versioned(
     return final
 
 
-def restored_model(
-    output_dir: str,
-    problem: Problem,
-    hparams: HParams,
-    model_name: str,
-    data_dir: str | None,
-    checkpoint_path: str | None,
-):
-    """`(model, checkpoint)`: the run's model with its checkpoint's weights.
-
-    Raises:
-        ExportError: no checkpoint, or one that does not fit the model.
-    """
-    try:
-        checkpoint = trained_model.resolve_checkpoint(output_dir, checkpoint_path)
-        model = build_model(problem, hparams, model_name, data_dir)
-        trained_model.restore_weights(model, checkpoint)
-    except (trained_model.CheckpointNotFoundError, trained_model.CheckpointMismatchError) as error:
-        raise ExportError(str(error)) from error
-    return model, checkpoint
-
-
-def export_run(
-    output_dir: str,
-    export_dir: str,
-    problem: Problem,
-    decode_hp: HParams,
-    hparams: HParams,
-    model_name: str = "transformer",
-    data_dir: str | None = None,
-    checkpoint_path: str | None = None,
-    version: int | None = None,
-) -> str:
-    """Exports the run in `output_dir` as `export_dir/<version>/`.
+@dataclasses.dataclass(frozen=True)
+class TrainedRun:
+    """A trainer's run, as the exporters take it.
 
     Args:
         output_dir: the trainer's output directory (hparams.json, checkpoints).
-        export_dir: where versions go.
         problem: the run's problem.
-        decode_hp: `decoding.decode.decode_hparams(...)`.
         hparams: the run's hparams (`run_dir.load_hparams(output_dir)`).
         model_name: the registered model.
         data_dir: the problem's data directory (for vocabularies).
         checkpoint_path: a checkpoint prefix or directory; default the latest
             checkpoint of `output_dir`.
+    """
+
+    output_dir: str
+    problem: Problem
+    hparams: HParams
+    model_name: str = "transformer"
+    data_dir: str | None = None
+    checkpoint_path: str | None = None
+
+    def restored_model(self):
+        """`(model, checkpoint)`: the run's model with its checkpoint's weights.
+
+        Raises:
+            ExportError: no checkpoint, or one that does not fit the model.
+        """
+        self.problem.add_hparams(self.hparams)  # runs saved before the problem had an hparam
+        try:
+            checkpoint = trained_model.resolve_checkpoint(self.output_dir, self.checkpoint_path)
+            model = build_model(self.problem, self.hparams, self.model_name, self.data_dir)
+            trained_model.restore_weights(model, checkpoint)
+        except (
+            trained_model.CheckpointNotFoundError,
+            trained_model.CheckpointMismatchError,
+        ) as error:
+            raise ExportError(str(error)) from error
+        return model, checkpoint
+
+
+def export_run(
+    run: TrainedRun, export_dir: str, decode_hp: HParams, version: int | None = None
+) -> str:
+    """Exports `run` as `export_dir/<version>/`.
+
+    Args:
+        run: the trained run.
+        export_dir: where versions go.
+        decode_hp: `decoding.decode.decode_hparams(...)`.
         version: the version number; default a timestamp.
 
     Returns:
@@ -199,19 +203,17 @@ def export_run(
         ExportError: the run cannot be exported (the message says why).
     """
     version = check_version(export_dir, version)  # before the slow part
-    problem.add_hparams(hparams)  # runs saved before the problem had an hparam
-    encoders = problem.feature_encoders(data_dir)
+    problem = run.problem
+    encoders = problem.feature_encoders(run.data_dir)
     check_exportable(problem, encoders)
-    model, checkpoint = restored_model(
-        output_dir, problem, hparams, model_name, data_dir, checkpoint_path
-    )
+    model, checkpoint = run.restored_model()
     try:
-        module = ServingModule(model, problem, hparams, decode_hp, encoders)
+        module = ServingModule(model, problem, run.hparams, decode_hp, encoders)
     except ValueError as error:  # decode hparams the model cannot honour
         raise ExportError(str(error)) from error
     metadata = {
         "problem": problem.name,
-        "model": model_name,
+        "model": run.model_name,
         "checkpoint": checkpoint,
         "decode_hparams": module.decode_settings,
         "max_decode_length": module.max_decode_length,

@@ -1,19 +1,28 @@
-"""A speech model as a `.tflite` of builtin ops only, for LiteRT on a device.
+"""A trained model as a `.tflite` of builtin ops only, for LiteRT on a device.
 
     export_tflite(model, hparams, decode_hparams(), target_encoder, "out/", "int8")
 
 writes three files to the directory: `model.tflite`, `vocabulary.json`
-(`litert.vocabulary`) and `tflite.json` (what the model takes). The model
-takes one waveform, float32 `[1, max_samples]` at the training sample rate,
-zero padded (exact zeros after the audio are cut off before framing, so the
-padding changes nothing), and returns the best hypothesis' token ids, int32
-`[1, cap]`, and its score, float32 `[1]`. In between is the SavedModel's
-graph at fixed shapes: featurization (`transcriber.piece_features`: log-mel,
-deltas, per-utterance normalization, the no-speech test), the encoder, and
+(`litert.vocabulary`) and `tflite.json` (what the model takes). Between
+input and output is the SavedModel's graph at fixed shapes, ending in
 `decode.model_search` with `fixed_shapes=True` (the joint CTC/attention
 search XLA and a TPU run: `cap` steps, a fixed-length cache). Every op is a
-TFLite builtin: no Flex delegate, no custom ops (the test converts with
-`TFLITE_BUILTINS` alone).
+TFLite builtin: no Flex delegate, no custom ops (the tests convert with
+`TFLITE_BUILTINS` alone). Outputs: the best hypothesis' token ids, int32
+`[1, cap]`, and its score, float32 `[1]`.
+
+- speech: one waveform, float32 `[1, max_samples]` at the training sample
+  rate, zero padded (exact zeros after the audio are cut off before
+  framing, so the padding changes nothing), featurized in the model
+  (`transcriber.piece_features`: log-mel, deltas, per-utterance
+  normalization, the no-speech test). `max_samples` is the longest piece
+  the long-form rules cut for `segment_seconds` (`pause_split`), by default
+  the model's own segment length (`input_limits.segment_seconds`): the
+  longest input the SavedModel decodes at once. A longer recording is split
+  at pauses by `litert.transcriber` with the same rules, so the `.tflite`
+  decodes the SavedModel's pieces.
+- text: ids, int32 `[1, max_input_tokens]`: the input encoder's ids with
+  EOS appended, zero padded (`litert.text_model` appends and pads).
 
 Quantization: "float32"; "float16" (weights stored as float16); "int8"
 (dynamic range: int8 weights, float activations; no representative set).
@@ -28,23 +37,22 @@ import tempfile
 import tensorflow as tf
 from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
-from t2t_lite.data.problem import Problem
 from t2t_lite.data.speech_features import num_frames
 from t2t_lite.decoding.decode import decode_cap, model_search, resolve_decode_hparams
+from t2t_lite.decoding.input_limits import max_input_tokens, segment_seconds
+from t2t_lite.decoding.pause_split import max_piece_samples
 from t2t_lite.decoding.transcriber import piece_features
 from t2t_lite.hparam import HParams
 from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE, VOCABULARY_FILE
 from t2t_lite.litert.vocabulary import Vocabulary
-from t2t_lite.serving.export import ExportError, restored_model
+from t2t_lite.serving.export import ExportError, TrainedRun
 
 QUANTIZATIONS = ("float32", "float16", "int8")
-DEFAULT_MAX_SECONDS = 15.0
 
 
 def transcribe_function(model, hparams: HParams, decode_hp: HParams, max_samples: int):
-    """The fixed-shape graph the `.tflite` holds (a `tf.function` of one
-    `[1, max_samples]` waveform -> `(ids [1, cap], score [1])`)."""
-    decode_hp = resolve_decode_hparams(model, decode_hp)
+    """The fixed-shape speech graph (a `tf.function` of one `[1, max_samples]`
+    waveform -> `{"ids": [1, cap], "score": [1]}`); `decode_hp` resolved."""
     cap = decode_cap(hparams, decode_hp)
     frames = int(num_frames(tf.constant([max_samples]), hparams)[0])
 
@@ -59,6 +67,19 @@ def transcribe_function(model, hparams: HParams, decode_hp: HParams, max_samples
         return {"ids": ids[:, 0], "score": scores[:, 0]}
 
     return transcribe
+
+
+def translate_function(model, hparams: HParams, decode_hp: HParams, max_tokens: int):
+    """The fixed-shape text graph (a `tf.function` of one `[1, max_tokens]`
+    row of ids, EOS included, zero padded -> `{"ids": [1, cap], "score": [1]}`)."""
+    cap = decode_cap(hparams, decode_hp)
+
+    @tf.function(input_signature=[tf.TensorSpec([1, max_tokens], tf.int32, name="inputs")])
+    def translate(inputs):
+        ids, scores = model_search(model, {"inputs": inputs}, decode_hp, cap, fixed_shapes=True)
+        return {"ids": ids[:, 0], "score": scores[:, 0]}
+
+    return translate
 
 
 def check_quantization(quantization: str) -> None:
@@ -88,6 +109,28 @@ def convert(function, quantization: str = "float32") -> bytes:
     return converter.convert()
 
 
+def _graph_and_input(model, hparams: HParams, decode_hp: HParams, max_seconds: float | None):
+    """`(tf.function, metadata of its input)` for the model's modality."""
+    if max_seconds is not None and not max_seconds > 0:
+        raise ValueError(f"the TFLite model's max seconds must be above 0, got {max_seconds}.")
+    if model.input_modality == "speech":
+        seconds = max_seconds or segment_seconds(hparams, decode_hp)
+        sample_rate = int(hparams.audio_sample_rate)
+        max_samples = max_piece_samples(sample_rate, seconds)
+        function = transcribe_function(model, hparams, decode_hp, max_samples)
+        return function, {
+            "input": "waveform",
+            "max_samples": max_samples,
+            "sample_rate": sample_rate,
+            "segment_seconds": seconds,
+        }
+    if model.input_modality == "symbol":
+        tokens = max_input_tokens(hparams)
+        function = translate_function(model, hparams, decode_hp, tokens)
+        return function, {"input": "ids", "max_input_tokens": tokens}
+    raise ValueError("the TFLite export takes models with inputs (speech or text).")
+
+
 def export_tflite(
     model,
     hparams: HParams,
@@ -95,26 +138,27 @@ def export_tflite(
     target_encoder,
     directory: str,
     quantization: str = "float32",
-    max_seconds: float = DEFAULT_MAX_SECONDS,
+    max_seconds: float | None = None,
 ) -> str:
     """Writes `model.tflite`, `vocabulary.json` and `tflite.json` to `directory`.
+
+    Args:
+        model: a trained `Transformer` with speech or text inputs.
+        hparams: its hparams.
+        decode_hp: `decode.decode_hparams(...)` (the search in the model).
+        target_encoder: the problem's targets `TextEncoder` (the vocabulary).
+        directory: where the three files go (each written whole or not at all).
+        quantization: one of `QUANTIZATIONS`.
+        max_seconds: speech: the longest piece decoded at once; None: the
+            model's segment length (`input_limits.segment_seconds`).
 
     Returns:
         The path of `model.tflite`.
     """
-    if model.input_modality != "speech":
-        raise ValueError("the TFLite export takes speech models (a waveform in, text out).")
-    sample_rate = int(hparams.audio_sample_rate)
-    max_samples = int(round(max_seconds * sample_rate))
-    blob = convert(transcribe_function(model, hparams, decode_hp, max_samples), quantization)
-    resolved = resolve_decode_hparams(model, decode_hp)
-    metadata = {
-        "max_samples": max_samples,
-        "sample_rate": sample_rate,
-        "quantization": quantization,
-        "decode_hparams": resolved.values(),
-        "bytes": len(blob),
-    }
+    decode_hp = resolve_decode_hparams(model, decode_hp)
+    function, metadata = _graph_and_input(model, hparams, decode_hp, max_seconds)
+    blob = convert(function, quantization)
+    metadata.update(quantization=quantization, decode_hparams=decode_hp.values(), bytes=len(blob))
     os.makedirs(directory, exist_ok=True)
     files = {
         MODEL_FILE: blob,
@@ -129,38 +173,31 @@ def export_tflite(
 
 
 def export_tflite_run(
-    output_dir: str,
+    run: TrainedRun,
     export_dir: str,
-    problem: Problem,
     decode_hp: HParams,
-    hparams: HParams,
-    model_name: str = "transformer",
-    data_dir: str | None = None,
-    checkpoint_path: str | None = None,
     quantization: str = "float32",
-    max_seconds: float = DEFAULT_MAX_SECONDS,
+    max_seconds: float | None = None,
 ) -> str:
-    """`export_tflite` of the run in `output_dir` (its latest checkpoint, or
-    `checkpoint_path`), into `export_dir`.
+    """`export_tflite` of a trained run into `export_dir`.
 
     Raises:
         ExportError: the run cannot be exported this way (the message says why).
     """
-    if problem.input_modality != "speech":
+    if run.problem.input_modality is None:
         raise ExportError(
-            f"--format=tflite exports speech models; {problem.name} takes "
-            f"{problem.input_modality or 'no'} inputs (export it as a SavedModel)."
+            f"problem {run.problem.name} has no inputs (a language model); --format=tflite "
+            "exports models with speech or text inputs."
         )
     try:
         check_quantization(quantization)
     except ValueError as error:
         raise ExportError(str(error)) from error
-    problem.add_hparams(hparams)  # runs saved before the problem had an hparam
-    model, _ = restored_model(output_dir, problem, hparams, model_name, data_dir, checkpoint_path)
-    encoder = problem.feature_encoders(data_dir)["targets"]
+    model, _ = run.restored_model()
+    encoder = run.problem.feature_encoders(run.data_dir)["targets"]
     try:
         return export_tflite(
-            model, hparams, decode_hp, encoder, export_dir, quantization, max_seconds
+            model, run.hparams, decode_hp, encoder, export_dir, quantization, max_seconds
         )
     except ValueError as error:  # decode hparams the model cannot honour
         raise ExportError(str(error)) from error

@@ -9,6 +9,7 @@ from t2t_lite.data.text_encoders import (
     SentencePieceEncoder,
     train_sentencepiece,
 )
+from t2t_lite.litert.vocabulary import Vocabulary
 
 
 def test_byte_encoder_is_t2t_bytes_plus_two():
@@ -46,9 +47,13 @@ def test_sentencepiece_trains_and_reloads_by_path(tmp_path):
 def test_token_surfaces_join_to_the_decoded_text(tmp_path):
     texts = [f"the {w} sat on the mat with a {w}" for w in ["cat", "dog", "bird", "fish"]] * 50
     sentencepiece = train_sentencepiece(texts, str(tmp_path / "spm.model"), vocab_size=40)
-    for encoder in (ByteTextEncoder(), sentencepiece):
+    words = ("the dog sat on the mat", "a fish")
+    for encoder, texts in ((ByteTextEncoder(), words), (sentencepiece, words),
+                           (IntegerEncoder(3), ("1 0 2", "2"))):  # fmt: skip
         surfaces = encoder.token_surfaces()
         assert len(surfaces) == encoder.vocab_size and surfaces[:2] == [b"", b""]
-        for text in ("the dog sat on the mat", "a fish"):
+        vocabulary = Vocabulary.from_encoder(encoder)  # the on-device detokenizer
+        for text in texts:
             joined = b"".join(surfaces[i] for i in encoder.encode(text)).decode("utf-8")
             assert joined.strip() == encoder.decode(encoder.encode(text)) == text
+            assert vocabulary.decode(encoder.encode(text) + [EOS_ID, 5]) == text

@@ -203,6 +203,26 @@ def test_shapes_order_and_scores_are_penalized_log_probs_of_the_ids(mode):
             assert scores[b, k] == pytest.approx(log_prob / penalty(end, alpha), abs=1e-5)
 
 
+def test_fixed_shapes_stop_at_stop_length_as_dynamic_stops_at_decode_length():
+    """A fixed-shape buffer of 9 steps with `stop_length` 5 (a tensor) gives
+    the dynamic search of decode length 5, then zeros: TFLite's and XLA's
+    searches stop where the SavedModel's does."""
+    # 12 tokens, 2 beams: EOS (and PAD) are never among the 4 candidates, so
+    # no beam finishes and the decode length alone ends the search.
+    unlikely = tf.one_hot(0, 12) + tf.one_hot(1, 12)
+    logits = tf.random.stateless_normal([12, 12], seed=[5, 6]) - 8.0 * unlikely
+    table = tf.nn.log_softmax(logits, -1).numpy()
+    dynamic_ids, dynamic_scores = run("graph", bigram_fn(table), [0, 3], 2, 5, 12, alpha=0.6)
+    fixed_ids, fixed_scores = run(
+        "fixed_xla", bigram_fn(table), [0, 3], 2, 9, 12, alpha=0.6, stop_length=tf.constant(5)
+    )
+    np.testing.assert_array_equal(fixed_ids[:, :, :5], dynamic_ids)
+    assert not fixed_ids[:, :, 5:].any()
+    np.testing.assert_allclose(fixed_scores, dynamic_scores, rtol=1e-5)
+    longer_ids, _ = run("fixed_xla", bigram_fn(table), [0, 3], 2, 9, 12, alpha=0.6)
+    assert longer_ids[:, :, 5:].any()  # without stop_length the buffer fills further
+
+
 def test_output_shape_is_static_in_a_graph():
     fn = per_step_fn(BEAM_TWO)
     for fixed in (False, True):

@@ -3,7 +3,9 @@
 import numpy as np
 import tensorflow as tf
 
+from t2t_lite.data.audio_io import read_audio
 from t2t_lite.decoding.long_form import join_pieces, piece_ends, split_recordings
+from t2t_lite.decoding.pause_split import max_piece_samples, numpy_piece_ends
 
 RATE = 16000
 
@@ -64,3 +66,27 @@ def test_join_pieces_skips_empty_texts_and_keeps_rows_apart():
     texts = tf.constant(["turn", "", "left", "", "stop"])
     joined = join_pieces(texts, tf.constant([0, 0, 0, 1, 2]), 4)
     assert joined.numpy().tolist() == [b"turn left", b"", b"stop", b""]
+
+
+def test_numpy_split_cuts_where_the_graph_cuts(librispeech_mini):
+    """`pause_split.numpy_piece_ends` (on-device runners, no TensorFlow) and
+    the graph's `piece_ends` apply one set of rules: the same cuts on real
+    speech joined by pauses of quiet noise, on unbroken speech (cut at the
+    quietest 100 ms), on synthetic pauses, and on a recording that fits."""
+    rng = np.random.default_rng(4)
+    flacs = sorted(librispeech_mini.rglob("*.flac"))
+    voices = [read_audio(str(path)) for path in flacs]
+    joined = [voices[0], pause(0.6, rng), voices[1], pause(0.35, rng), voices[2], voices[3]]
+    recordings = {
+        "real speech and pauses": np.concatenate(joined),
+        "real speech, no pause": np.concatenate(voices),
+        "synthetic": np.concatenate([speech(2, rng), pause(0.5, rng), speech(6.5, rng)]),
+        "fits": speech(2.5, rng),
+    }
+    for name, recording in recordings.items():
+        for segment_seconds in (2.5, 4.0):
+            expected = piece_ends(recording, len(recording), RATE, segment_seconds).numpy()
+            got = numpy_piece_ends(recording, RATE, segment_seconds)
+            assert got.tolist() == expected.tolist(), (name, segment_seconds)
+            pieces = np.diff(np.concatenate([[0], got]))
+            assert pieces.max() <= max_piece_samples(RATE, segment_seconds)

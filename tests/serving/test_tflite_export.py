@@ -1,6 +1,8 @@
-"""The on-device export: a tiny trained speech model as a `.tflite` of builtin
-ops only, run by LiteRT's interpreter in a process where TensorFlow cannot be
-imported, gives the transcripts the SavedModel's graph gives in process."""
+"""The on-device export: tiny trained speech and text models as `.tflite`s of
+builtin ops only, run by LiteRT's interpreter in a process where TensorFlow
+cannot be imported, give what the SavedModel's graph gives in process:
+speech transcripts (a long recording split at pauses by the same rules)
+and text ids."""
 
 import json
 import os
@@ -12,26 +14,22 @@ import textwrap
 import numpy as np
 import pytest
 import soundfile
+import tensorflow as tf
 
-from t2t_lite import registry
 from t2t_lite.data.audio_io import read_audio
-from t2t_lite.decoding.decode import decode_cap, decode_hparams
+from t2t_lite.data.reserved_ids import ids_before_eos
+from t2t_lite.decoding.decode import BatchDecoder, decode_cap, decode_hparams
+from t2t_lite.decoding.pause_split import max_piece_samples
 from t2t_lite.decoding.transcriber import WaveformTranscriber
-from t2t_lite.hparam import create_hparams
 from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE
 from t2t_lite.litert.transcriber import LiteRtTranscriber
 from t2t_lite.serving.tflite_export import export_tflite
-from tests.helpers import BLOCK_TENSORFLOW, CTC_BEAM_DECODE, run_command
-from tests.serving.test_export import (
-    SPEECH_HPARAMS,
-    make_run,
-    pad_rows,
-    speech_features,
-    tone_and_noise,
-)
+from tests.helpers import BEAM_DECODE, BLOCK_TENSORFLOW, CTC_BEAM_DECODE, run_command
+from tests.serving.runs import pad_rows, text_features, tone_and_noise
 
-SECONDS = 2.0
-RUNNER = textwrap.dedent(
+SECONDS = 2.0  # the exports' longest piece where a test sets it
+LONG_FLAC = "LibriSpeech/test-other/2033/164915/2033-164915-0001.flac"  # 8.94 s
+SPEECH_RUNNER = textwrap.dedent(
     """
     import json, sys
     import numpy as np
@@ -44,50 +42,63 @@ RUNNER = textwrap.dedent(
     assert "tensorflow" not in sys.modules
     """
 )
+TEXT_RUNNER = textwrap.dedent(
+    """
+    import json, sys
+    from t2t_lite.litert.text_model import LiteRtTextModel
+
+    model = LiteRtTextModel(sys.argv[1])
+    rows = json.loads(sys.argv[2])
+    print(json.dumps([[int(i) for i in model.ids(row)[0]] for row in rows]))
+    assert "tensorflow" not in sys.modules
+    """
+)
 
 
-@pytest.fixture(scope="module")
-def speech_run(tmp_path_factory):
-    clips = tone_and_noise()
-    problem = registry.problem("librispeech")
-    hparams = create_hparams("transformer_tiny", SPEECH_HPARAMS, problem)
-    features = speech_features(list(clips.values()), hparams)
-    encoder = problem.feature_encoders(None)["targets"]
-    features["targets"] = pad_rows([np.array(encoder.encode(t) + [1]) for t in clips], np.int32)
-    return make_run(tmp_path_factory.mktemp("run"), "librispeech", SPEECH_HPARAMS, features, 80)
+def run_without_tensorflow(script_path, *args) -> list:
+    """Runs a script where `import tensorflow` fails; its last line, as JSON."""
+    command = [sys.executable, "-c", BLOCK_TENSORFLOW, str(script_path), *map(str, args)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_builtins_only_tflite_transcribes_as_the_savedmodel_graph_without_tensorflow(
-    speech_run, tmp_path, librispeech_flac
+    speech_run, tmp_path, librispeech_flac, librispeech_mini
 ):
+    """At the default length (the model's 3 s segment) the `.tflite` decodes
+    what the SavedModel's graph decodes, an 8.9 s recording split at the
+    same pauses included."""
     run, decode_hp = speech_run, decode_hparams(CTC_BEAM_DECODE)
     directory = tmp_path / "tflite"
     encoder = run.encoders["targets"]
-    export_tflite(run.model, run.hparams, decode_hp, encoder, str(directory), max_seconds=SECONDS)
+    export_tflite(run.model, run.hparams, decode_hp, encoder, str(directory))
     metadata = json.loads((directory / METADATA_FILE).read_text())
-    assert metadata["max_samples"] == int(SECONDS * 16000)
+    assert metadata["segment_seconds"] == 3.0  # max_input_seq_length=300 frames
+    assert metadata["max_samples"] == max_piece_samples(16000, 3.0)
     assert metadata["decode_hparams"]["ctc_weight"] == 0.3
 
     clips = tone_and_noise()
-    flac = read_audio(librispeech_flac)[: int(SECONDS * 16000)]
-    waves = [clips["hi"], flac, clips["no"], np.zeros(0, np.float32), np.zeros(7, np.float32)]
+    long = read_audio(str(librispeech_mini / LONG_FLAC))
+    waves = [clips["hi"], read_audio(librispeech_flac), long, clips["no"],
+             np.zeros(0, np.float32), np.zeros(7, np.float32)]  # fmt: skip
     lengths = np.array([len(w) for w in waves], np.int32)
     padded = pad_rows(waves, np.float32)
     transcriber = WaveformTranscriber(
         run.model, run.hparams, decode_hp, decode_cap(run.hparams, decode_hp), encoder
     )
     expected = [beams[0] for beams, _ in transcriber(padded, lengths)]
-    assert expected[0] and expected[3] == expected[4] == ""  # the tone was trained to "hi"
+    assert expected[0] and expected[4] == expected[5] == ""  # the tone was trained to "hi"
+    assert len(LiteRtTranscriber(str(directory)).pieces(long)) >= 3
 
     np.save(tmp_path / "waves.npy", padded)
     np.save(tmp_path / "lengths.npy", lengths)
     runner = tmp_path / "runner.py"
-    runner.write_text(RUNNER)
-    command = [sys.executable, "-c", BLOCK_TENSORFLOW, str(runner), str(directory),
-               str(tmp_path / "waves.npy"), str(tmp_path / "lengths.npy")]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == expected
+    runner.write_text(SPEECH_RUNNER)
+    got = run_without_tensorflow(
+        runner, directory, tmp_path / "waves.npy", tmp_path / "lengths.npy"
+    )
+    assert got == expected
 
     float_bytes = os.path.getsize(directory / MODEL_FILE)
     int8 = tmp_path / "int8"
@@ -95,12 +106,39 @@ def test_builtins_only_tflite_transcribes_as_the_savedmodel_graph_without_tensor
     assert 0 < os.path.getsize(int8 / MODEL_FILE) < float_bytes
 
 
-def test_too_long_a_waveform_is_refused_with_the_limit(speech_run, tmp_path):
+def test_text_tflite_gives_the_savedmodel_searchs_ids_without_tensorflow(text_run, tmp_path):
+    run, decode_hp = text_run, decode_hparams(BEAM_DECODE)
+    encoders = run.encoders
+    export_tflite(run.model, run.hparams, decode_hp, encoders["targets"], str(tmp_path))
+    metadata = json.loads((tmp_path / METADATA_FILE).read_text())
+    assert metadata["input"] == "ids" and metadata["max_input_tokens"] == 12
+
+    sentences = ["1 1 0", "0 1", "1 0 0 1 1 0 1", ""]
+    features = text_features(sentences, encoders["inputs"])
+    ids, _ = BatchDecoder(run.model, run.hparams, decode_hp)(
+        {"inputs": tf.constant(features["inputs"])}
+    )
+    expected = [ids_before_eos(row[0]) for row in ids]
+    assert encoders["targets"].decode(expected[0]) == "0 1 1"  # trained to reverse
+
+    runner = tmp_path / "runner.py"
+    runner.write_text(TEXT_RUNNER)
+    rows = json.dumps([encoders["inputs"].encode(s) for s in sentences])
+    got = run_without_tensorflow(runner, tmp_path, rows)
+    assert [ids_before_eos(row) for row in got] == expected
+
+
+def test_one_piece_too_long_is_refused_and_a_recording_is_split(speech_run, tmp_path):
     run = speech_run
     export_tflite(run.model, run.hparams, decode_hparams(CTC_BEAM_DECODE),
                   run.encoders["targets"], str(tmp_path), max_seconds=0.5)  # fmt: skip
-    with pytest.raises(ValueError, match=r"at most 8000 \(0.5 s\)"):
-        LiteRtTranscriber(str(tmp_path)).transcribe(np.ones(8001, np.float32) * 0.1)
+    transcriber = LiteRtTranscriber(str(tmp_path))
+    with pytest.raises(ValueError, match=r"at most 8159 \(0.5099.* s\) at once"):
+        transcriber.ids(np.ones(8160, np.float32) * 0.1)
+    long = tone_and_noise()["hi"][:12000]
+    lengths = [len(piece) for piece in transcriber.pieces(long)]
+    assert len(lengths) == 2 and sum(lengths) == 12000 and max(lengths) <= 8159
+    assert isinstance(transcriber.transcribe(long)[0], str)
 
 
 def test_exporter_and_runner_commands_transcribe_a_wav_without_tensorflow(
@@ -115,7 +153,8 @@ def test_exporter_and_runner_commands_transcribe_a_wav_without_tensorflow(
     assert exported.returncode == 0, exported.stderr[-3000:]
     assert json.loads((export_dir / METADATA_FILE).read_text())["quantization"] == "int8"
 
-    wave = read_audio(librispeech_flac)[: int(SECONDS * 16000)]
+    wave = read_audio(librispeech_flac)  # 2.09 s: longer than the model's 2 s, split
+    assert len(LiteRtTranscriber(str(export_dir)).pieces(wave)) == 2
     wav = tmp_path / "clip.wav"
     soundfile.write(wav, wave, 16000)
     expected = LiteRtTranscriber(str(export_dir)).transcribe(wave)[0]

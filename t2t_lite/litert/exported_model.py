@@ -1,0 +1,60 @@
+"""An on-device export loaded into LiteRT's interpreter: what the speech and
+text runners share (the files, the vocabulary, one run of the model)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE, VOCABULARY_FILE
+from t2t_lite.litert.vocabulary import Vocabulary
+
+
+class ExportedModel:
+    """A `serving.tflite_export` directory in LiteRT.
+
+    Args:
+        directory: where `export_tflite` wrote the model.
+        num_threads: the interpreter's CPU threads.
+
+    Raises:
+        OSError: a file of the export is missing or unreadable.
+        ValueError: the export is of another input than the class runs.
+    """
+
+    input_kind = ""  # `tflite.json`'s "input" that a subclass runs
+
+    def __init__(self, directory: str, num_threads: int = 1):
+        with open(os.path.join(directory, METADATA_FILE), encoding="utf-8") as handle:
+            self.metadata = json.load(handle)
+        if self.metadata.get("input") != self.input_kind:
+            raise ValueError(
+                f"{directory} holds a model of {self.metadata.get('input')!r} inputs; "
+                f"{type(self).__name__} runs {self.input_kind!r} models."
+            )
+        self.vocabulary = Vocabulary.load(os.path.join(directory, VOCABULARY_FILE))
+        self._model_path = os.path.join(directory, MODEL_FILE)
+        self._num_threads = num_threads
+        self._interpreter = None  # made at the first run (LiteRT logs when it loads)
+
+    def _loaded(self):
+        if self._interpreter is None:
+            from ai_edge_litert.interpreter import Interpreter
+
+            interpreter = Interpreter(model_path=self._model_path, num_threads=self._num_threads)
+            interpreter.allocate_tensors()
+            outputs = interpreter.get_output_details()
+            self._input = interpreter.get_input_details()[0]["index"]
+            self._ids = next(d["index"] for d in outputs if d["dtype"] == np.int32)
+            self._score = next(d["index"] for d in outputs if d["dtype"] == np.float32)
+            self._interpreter = interpreter
+        return self._interpreter
+
+    def run(self, inputs: np.ndarray) -> tuple[np.ndarray, float]:
+        """One invocation: the model's full-size input -> `(ids [cap], score)`."""
+        interpreter = self._loaded()
+        interpreter.set_tensor(self._input, inputs)
+        interpreter.invoke()
+        return interpreter.get_tensor(self._ids)[0], float(interpreter.get_tensor(self._score)[0])

@@ -1,0 +1,133 @@
+"""Tiny trained runs for the export tests, made the way the trainer makes them
+(hparams.json, flags.json, a checkpoint of model + optimizer + step) after a
+few dozen training steps on a fixed batch: a speech model on a synthesized
+tone and noise burst, and a text model on algorithmic_reverse_binary40.
+`conftest.py` makes each once per test process."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from t2t_lite import registry, run_dir
+from t2t_lite.data.speech_features import featurize
+from t2t_lite.decoding.decode import BatchDecoder, decode_hparams
+from t2t_lite.hparam import create_hparams
+from t2t_lite.models.checkpointable import model_weights
+from tests.helpers import (
+    BEAM_DECODE,
+    CTC_BEAM_DECODE,
+    NO_DROPOUT,
+    TINY_CTC_SPEECH,
+    TINY_TRANSFORMER,
+    fit_one_batch,
+)
+
+# Inputs of 300 frames (3 s of audio) at most.
+SPEECH_HPARAMS = f"{TINY_CTC_SPEECH},{NO_DROPOUT},max_input_seq_length=300"
+TEXT_HPARAMS = f"{TINY_TRANSFORMER},{NO_DROPOUT},max_input_seq_length=12,max_target_seq_length=24"
+SAMPLE_RATE = 16000
+
+
+@dataclasses.dataclass
+class Run:
+    output_dir: str
+    problem: object
+    hparams: object
+    model: object
+    encoders: dict
+    export_path: str = ""
+
+
+def tone_and_noise() -> dict[str, np.ndarray]:
+    time = np.arange(SAMPLE_RATE, dtype=np.float32) / SAMPLE_RATE
+    tone = 0.5 * np.sin(2 * np.pi * 440.0 * time)
+    noise = np.random.default_rng(0).uniform(-0.3, 0.3, int(0.8 * SAMPLE_RATE))
+    return {"hi": tone.astype(np.float32), "no": noise.astype(np.float32)}
+
+
+def pad_rows(rows: list[np.ndarray], dtype) -> np.ndarray:
+    """Zero-pads 1-D (or [length, ...]) arrays into one batch."""
+    width = max(len(row) for row in rows)
+    batch = np.zeros((len(rows), width) + rows[0].shape[1:], dtype)
+    for i, row in enumerate(rows):
+        batch[i, : len(row)] = row
+    return batch
+
+
+def speech_features(waveforms: list[np.ndarray], hparams) -> dict:
+    """The input pipeline's features: per-utterance featurize, then padding."""
+    rows = [featurize(w, hparams, training=False).numpy() for w in waveforms]
+    return {
+        "inputs": pad_rows(rows, np.float32),
+        "inputs_length": np.array([len(r) for r in rows], np.int32),
+    }
+
+
+def text_features(texts: list[str], encoder) -> dict:
+    return {"inputs": pad_rows([np.array(encoder.encode(t) + [1]) for t in texts], np.int32)}
+
+
+def make_run(directory, problem_name: str, overrides: str, features: dict, steps: int) -> Run:
+    """Trains `steps` steps on one batch and saves a run like the trainer's."""
+    keras.utils.set_random_seed(1)
+    problem = registry.problem(problem_name)
+    hparams = create_hparams("transformer_tiny", overrides, problem)
+    output_dir = str(directory)
+    run_dir.save_or_check_hparams(output_dir, hparams)
+    run_dir.save_flags(
+        output_dir,
+        {"problem": problem_name, "model": "transformer", "data_dir": None, "t2t_usr_dir": None},
+    )
+    model = registry.model("transformer").from_hparams(hparams, **problem.model_kwargs(None))
+    model(features)
+    optimizer = keras.optimizers.Adam(1e-2)
+    fit_one_batch(model, features, steps, optimizer)
+    checkpoint = tf.train.Checkpoint(
+        model=model_weights(model), optimizer=optimizer, step=optimizer.iterations
+    )
+    tf.train.CheckpointManager(checkpoint, output_dir, max_to_keep=2).save(checkpoint_number=steps)
+    return Run(output_dir, problem, hparams, model, problem.feature_encoders(None))
+
+
+def run_decode_hparams(run: Run) -> str:
+    # Speech decodes jointly with its CTC head.
+    return CTC_BEAM_DECODE if run.problem.input_modality == "speech" else BEAM_DECODE
+
+
+def reference_decode(run: Run, features: dict) -> tuple[list[str], np.ndarray]:
+    """In-process decoding with the same decode hparams: texts and scores."""
+    decoder = BatchDecoder(run.model, run.hparams, decode_hparams(run_decode_hparams(run)))
+    ids, scores = decoder({k: tf.constant(v) for k, v in features.items()})
+    return [run.encoders["targets"].decode(row[0]) for row in ids], scores[:, 0]
+
+
+def train_speech_run(directory) -> Run:
+    """A speech model trained to say "hi" for a tone and "no" for noise."""
+    clips = tone_and_noise()
+    problem = registry.problem("librispeech")
+    hparams = create_hparams("transformer_tiny", SPEECH_HPARAMS, problem)
+    features = speech_features(list(clips.values()), hparams)
+    encoder = problem.feature_encoders(None)["targets"]
+    features["targets"] = pad_rows([np.array(encoder.encode(t) + [1]) for t in clips], np.int32)
+    return make_run(directory, "librispeech", SPEECH_HPARAMS, features, steps=80)
+
+
+def train_text_run(directory) -> Run:
+    """A text model trained to reverse six binary sentences."""
+    problem = registry.problem("algorithmic_reverse_binary40")
+    sentences = ["1 1 0", "0 1", "1 0 0 1", "0 0 1 0 1", "1 1 1 0", "0 1 1"]
+    encoders = problem.feature_encoders(None)
+    features = text_features(sentences, encoders["inputs"])
+    reversed_ = [" ".join(reversed(s.split())) for s in sentences]
+    features["targets"] = text_features(reversed_, encoders["targets"])["inputs"]
+    return make_run(
+        directory,
+        "algorithmic_reverse_binary40",
+        TEXT_HPARAMS,
+        features,
+        steps=60,
+    )

@@ -167,3 +167,21 @@ def transformer_speech_small() -> HParams:
     # Speed perturbation (see SPEED_FACTORS), for about 0.1 ms of pipeline CPU
     # per utterance.
     return add_speed_perturbation(hparams)
+
+
+@registry.register_hparams
+def transformer_speech_small_streaming() -> HParams:
+    """`transformer_speech_small` for streaming recognition (U2).
+
+    Dynamic chunk training (`use_dynamic_chunk`: each batch's encoder
+    self-attention sees its own chunk and the chunks before it, the chunk
+    drawn per batch, full context half of the time; the encoder's
+    conv_relu_conv made causal) and causal featurization
+    (`audio_causal_normalization`: running statistics instead of the whole
+    utterance's). One model then decodes at full context and in chunks
+    (`t2t_lite/streaming/`).
+    """
+    hparams = transformer_speech_small()
+    hparams.use_dynamic_chunk = True
+    hparams.add_hparam("audio_causal_normalization", True)
+    return hparams

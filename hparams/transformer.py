@@ -70,6 +70,9 @@ def transformer_base() -> HParams:
         # the encoder output, mixed with the decoder's cross-entropy as
         # (1 - w) * xent + w * ctc. 0 is T2T's pure attention training.
         ctc_loss_weight=0.0,
+        # t2t-lite addition: U2's dynamic chunk training, for streaming
+        # recognition (t2t_lite/models/chunk_attention.py).
+        use_dynamic_chunk=False,
         activation_dtype="float32",
         # Optimization.
         optimizer="adam",

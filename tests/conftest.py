@@ -164,3 +164,19 @@ def greedy_decode(
 def greedy_decode_fixture():
     """`greedy_decode(model, features, decode_length, use_cache=True, batch_size=None)`."""
     return greedy_decode
+
+
+# The export and streaming tests' tiny trained runs (`tests/serving/runs.py`),
+# made once per test process: no test changes them.
+@pytest.fixture(scope="session")
+def speech_run(tmp_path_factory):
+    from tests.serving.runs import train_speech_run
+
+    return train_speech_run(tmp_path_factory.mktemp("speech_run"))
+
+
+@pytest.fixture(scope="session")
+def text_run(tmp_path_factory):
+    from tests.serving.runs import train_text_run
+
+    return train_text_run(tmp_path_factory.mktemp("text_run"))

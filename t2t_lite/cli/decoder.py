@@ -30,6 +30,12 @@ For a speech model with a CTC head, `<decode_to_file>.words.jsonl` holds,
 line for line, the text and its words with start and end seconds and a
 confidence (`decoding/word_times.py`); with audio files, `--output_format`
 also writes one txt/json/srt/vtt file per audio file beside it.
+
+With the decode hparam `chunk_frames=N` (a model trained with
+`use_dynamic_chunk`), speech is streamed instead: each recording is fed in
+chunks of N encoder frames (N x 40 ms) to `streaming.StreamingRecognizer`,
+and the final transcripts are written and scored as above, with the
+real-time factor and latencies in `<decode_to_file>.streaming.json`.
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ from t2t_lite.decoding.trained_model import (
 )
 from t2t_lite.decoding.transcriber import WaveformTranscriber
 from t2t_lite.run_dir import write_atomically
+from t2t_lite.streaming.simulation import StreamingTranscriber
 
 if "decode_hparams" not in flags.FLAGS:  # the trainer defines it too
     flags.DEFINE_string("decode_hparams", "", 'Decode settings: "beam_size=4,alpha=0.6,...".')
@@ -184,7 +191,7 @@ def _decode_file(settings, decoder, decode_hp, lines: list[str], target: str) ->
     problem, data_dir = settings.problem, settings.data_dir
     encoder = problem.feature_encoders(data_dir)["targets"]
     decoded, soundless = [], 0
-    if isinstance(decoder, WaveformTranscriber):
+    if settings.problem.input_modality == "speech":
         # Read before decoding, so a missing or undecodable file fails early,
         # naming it. A file with no samples, or with NaN samples, is read as
         # the SavedModel reads such a request: it decodes to an empty line.
@@ -199,7 +206,7 @@ def _decode_file(settings, decoder, decode_hp, lines: list[str], target: str) ->
     decoded = _with_blank_lines(lines, decoded)
     write_atomically(target, "\n".join(_lines_out(decoded, decode_hp.return_beams)) + "\n")
     extra = ""
-    if isinstance(decoder, WaveformTranscriber) and decoder.timed_words:
+    if settings.problem.input_modality == "speech" and decoder.timed_words:
         extra += f"; word times in {_write_word_times(target, decoded, lines)}"
     if FLAGS.output_format:
         written = _write_per_audio(target, decoded, lines)
@@ -237,7 +244,7 @@ def _decode_split(settings, decoder, decode_hp, split: str, target: str) -> str:
     problem, data_dir = settings.problem, settings.data_dir
     encoder = problem.feature_encoders(data_dir)["targets"]
     decoded = []
-    if isinstance(decoder, WaveformTranscriber):
+    if settings.problem.input_modality == "speech":
         # From the records' waveforms, as the SavedModel transcribes them.
         batches = record_waveform_batches(problem, data_dir, split, decode_hp.batch_size)
         for waveforms, lengths, targets, utterance_ids in batches:
@@ -265,7 +272,7 @@ def _decode_split(settings, decoder, decode_hp, split: str, target: str) -> str:
     scores = scoring.score(scoring.decode_metrics(problem), hypotheses, references)
     scores["examples"] = len(decoded)
     write_atomically(target + ".metrics.json", json.dumps(scores, indent=2, sort_keys=True))
-    if isinstance(decoder, WaveformTranscriber) and decoder.timed_words:
+    if settings.problem.input_modality == "speech" and decoder.timed_words:
         _write_word_times(target, decoded, [d["input"] or "" for d in decoded])
     summary = ", ".join(
         f"{name.upper() if name in ('wer', 'cer', 'bleu') else name} {value:.4f}"
@@ -274,6 +281,19 @@ def _decode_split(settings, decoder, decode_hp, split: str, target: str) -> str:
         for name, value in scores.items()
     )
     return f"{problem.name} {split}: {summary} (hypotheses in {target})"
+
+
+def _streaming_report(transcriber: StreamingTranscriber, target: str) -> str:
+    """`<target>.streaming.json` (real-time factor, latencies) and its summary line."""
+    summary = transcriber.summary()
+    path = target + ".streaming.json"
+    write_atomically(path, json.dumps(summary, indent=2, sort_keys=True))
+    return (
+        f"; streamed in {summary['chunk_ms']:.0f} ms chunks: real-time factor "
+        f"{summary['real_time_factor']:.3f}, chunk compute p50 "
+        f"{summary['chunk_compute_ms_p50']:.1f} ms, final latency p50 "
+        f"{summary['final_latency_ms_p50']:.0f} ms (in {path})"
+    )
 
 
 def _output_path(settings, split: str | None) -> str:
@@ -327,11 +347,20 @@ def main(argv: list[str]) -> int:
     if problem.input_modality == "speech":
         encoder = problem.feature_encoders(data_dir)["targets"]
         decoder = WaveformTranscriber(model, hparams, decode_hp, decoder.cap, encoder)
+        if decode_hp.chunk_frames > 0:
+            try:
+                decoder = StreamingTranscriber(
+                    model, hparams, decode_hp, encoder, decode_hp.chunk_frames
+                )
+            except ValueError as error:  # a model that cannot stream
+                raise common.CliError(str(error)) from error
     try:
         if lines:
             message = _decode_file(settings, decoder, decode_hp, lines, target)
         else:
             message = _decode_split(settings, decoder, decode_hp, split, target)
+        if isinstance(decoder, StreamingTranscriber):
+            message += _streaming_report(decoder, target)
     except (AudioError, OSError) as error:
         raise common.CliError(str(error)) from error
     except tf.errors.DataLossError as error:  # a dev/test shard damaged in place

@@ -273,6 +273,11 @@ def _delta_delta_filters() -> np.ndarray:
     return filters[:, np.newaxis, np.newaxis, :].astype(np.float32)
 
 
+def delta_delta_reach() -> int:
+    """Frames the delta-deltas read on each side of a frame (4: 9 taps)."""
+    return _delta_delta_filters().shape[0] // 2
+
+
 def add_delta_deltas(filterbanks: tf.Tensor) -> tf.Tensor:
     """Appends first- and second-order time-derivative channels (T2T's recipe).
 

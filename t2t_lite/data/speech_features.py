@@ -17,6 +17,11 @@ steps, T2T's front end with two additions for real recordings:
 5. per-utterance mean/variance normalization, its statistics taken over the
    real frames that are not digital silence (T2T took them over every frame).
 
+With hparam `audio_causal_normalization` (streaming models), steps 3 and 5
+use running statistics of the frames so far instead of the whole
+utterance's (`causal_normalization.py`), so no frame reads ahead more than
+the delta-deltas' 4 frames.
+
 Step 1 makes an utterance featurize exactly as it does alone with exact
 zeros around it; steps 3 and 5 make its frames nearly the same with runs of
 exact zeros inside it (docs/design.md, "Digital
@@ -28,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data import audio_augment, audio_features, digital_silence
+from t2t_lite.data import audio_augment, audio_features, causal_normalization, digital_silence
 from t2t_lite.hparam import HParams
 
 SAMPLE_RATE = 16000
@@ -46,6 +51,8 @@ AUDIO_HPARAMS = {
     "audio_upper_edge_hertz": 8000.0,
     "audio_num_mel_bins": 80,
     "audio_add_delta_deltas": True,
+    # t2t-lite addition: causal statistics for streaming (causal_normalization.py).
+    "audio_causal_normalization": False,
     "specaugment_freq_masks": 0,
     "specaugment_freq_mask_width": 27,
     "specaugment_time_masks": 0,
@@ -136,10 +143,16 @@ def featurize_batch(
         frame_step=hparams.audio_frame_step,
         preemphasis=hparams.audio_preemphasis,
     )
-    features = digital_silence.fill_digital_silence(log_mel, silent, real)
+    if hparams.get("audio_causal_normalization", False):  # streaming: nothing read ahead
+        features = causal_normalization.fill_digital_silence_causally(log_mel, silent, real)
+    else:
+        features = digital_silence.fill_digital_silence(log_mel, silent, real)
     if hparams.audio_add_delta_deltas:
         features = audio_features.add_delta_deltas(features)
-    features = audio_features.normalize_per_utterance(features, real, statistics_mask=~silent)
+    if hparams.get("audio_causal_normalization", False):
+        features = causal_normalization.normalize_causally(features, real, ~silent)
+    else:
+        features = audio_features.normalize_per_utterance(features, real, statistics_mask=~silent)
     return features, frame_lengths
 
 

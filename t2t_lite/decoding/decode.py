@@ -38,6 +38,7 @@ DEFAULT_DECODE_CAP = 256
 # and it gave the best WER of 0, 0.3, 0.5 and 1 on the quick start's model.
 DEFAULT_CTC_WEIGHT = 0.3
 MODEL_CTC_WEIGHT = -1.0  # the ctc_weight decode hparam's "the model's default"
+STREAM_FINALS = ("search", "rescore")
 
 
 def decode_hparams(overrides: str = "") -> HParams:
@@ -46,7 +47,10 @@ def decode_hparams(overrides: str = "") -> HParams:
     for a model with a CTC head, else 0, see `resolve_decode_hparams`), `silence_dbfs` (an
     audio input quieter than this RMS level, in dB full scale, is silence
     and decodes to "") and `segment_seconds` (a longer recording is split
-    at pauses into pieces this long at most; 0: the training limit)."""
+    at pauses into pieces this long at most; 0: the training limit), and
+    `chunk_frames` (streaming in chunks of this many encoder frames; 0: whole
+    recordings) and `stream_final` (how a streamed utterance's final is
+    found)."""
     return HParams(
         beam_size=4,
         alpha=0.6,
@@ -57,6 +61,13 @@ def decode_hparams(overrides: str = "") -> HParams:
         ctc_weight=MODEL_CTC_WEIGHT,
         silence_dbfs=-60.0,
         segment_seconds=0.0,  # 0: the training limit (input_limits.segment_seconds)
+        # > 0: streaming, in chunks of this many 40 ms encoder frames (t2t_lite/streaming);
+        # the decoder simulates it over whole recordings.
+        chunk_frames=0,
+        # A streamed utterance's final transcript: "search", the joint beam
+        # search over the streamed encoder output; "rescore", U2's attention
+        # rescoring of the CTC prefix search's n-best (t2t_lite/streaming).
+        stream_final="search",
     ).parse(overrides)
 
 
@@ -108,6 +119,11 @@ def _check_decode_hparams(model, decode_hp: HParams) -> None:
         )
     if decode_hp.beam_size < 1:
         raise ValueError(f"decode hparam beam_size must be >= 1, got {decode_hp.beam_size}.")
+    if decode_hp.get("stream_final", "search") not in STREAM_FINALS:
+        raise ValueError(
+            f"decode hparam stream_final must be one of {', '.join(STREAM_FINALS)}, "
+            f"got {decode_hp.stream_final!r}."
+        )
 
 
 def model_search(

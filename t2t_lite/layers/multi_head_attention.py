@@ -279,6 +279,12 @@ class MultiHeadAttention(keras.layers.Layer):
         ends = np.cumsum([kernel.shape[-1] for kernel in kernels])
         return ops.split(fused, [int(end) for end in ends[:-1]], axis=-1)
 
+    def project_key_values(self, memory):
+        """Keys and values of `memory` `[batch, length, channels]`, split into
+        heads `[batch, heads, length, depth]` (what `cache` takes, precomputed)."""
+        keys, values = self._project(memory, self._key_dense, self._value_dense)
+        return self._split_heads(keys), self._split_heads(values)
+
     def call(
         self,
         query,

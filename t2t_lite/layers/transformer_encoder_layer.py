@@ -15,16 +15,25 @@ class TransformerEncoderLayer(TransformerLayerBase):
     positions never influence real ones: attention masks them as keys, and a
     `conv_relu_conv` feed-forward (SAME padding) zeroes them before each conv.
 
+    With `causal=True` (streaming) the `conv_relu_conv` window ends at the
+    frame itself (LEFT padding), and `stream` runs the layer one chunk at a
+    time with the earlier chunks' keys, values and feed-forward inputs
+    cached: the outputs the layer gives with a chunk attention mask
+    (`models/chunk_attention.py`) over the whole sequence.
+
     Args:
         See `TransformerLayerBase`: hidden_size, filter_size, num_heads,
         key/value channels, ffn_layer, conv_first_kernel, the dropouts and
         their broadcast dims, the pre/post sequences, norm type/epsilon,
         kernel_initializer.
+        causal: a causal `conv_relu_conv` (no effect on `dense_relu_dense`).
 
     Call arguments:
         x: `[batch, length, hidden_size]`.
         nonpadding_mask: `[batch, length]`, 1 for real positions, or None.
         training: whether dropout is active.
+        attention_mask: optional bool `[batch, length, length]` (query, key)
+            in place of the one `nonpadding_mask` gives (a chunk mask).
 
     Returns:
         `[batch, length, hidden_size]`.
@@ -36,6 +45,10 @@ class TransformerEncoderLayer(TransformerLayerBase):
     TensorShape([2, 5, 16])
     """
 
+    def __init__(self, *args, causal: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.causal = causal
+
     def build(self, input_shape):
         self._attention_pre, self._attention_post = self._sublayer_wrappers(
             "self_attention", input_shape
@@ -43,12 +56,11 @@ class TransformerEncoderLayer(TransformerLayerBase):
         self._self_attention = self._attention("self_attention", self_attention=True)
         self._self_attention.build(input_shape)
         self._ffn_pre, self._ffn_post = self._sublayer_wrappers("ffn", input_shape)
-        self._ffn = self._feed_forward("SAME", input_shape)
+        self._ffn = self._feed_forward("LEFT" if self.causal else "SAME", input_shape)
         self.built = True
 
-    def call(self, x, nonpadding_mask=None, training=None):
-        attention_mask = None
-        if nonpadding_mask is not None:
+    def call(self, x, nonpadding_mask=None, training=None, attention_mask=None):
+        if attention_mask is None and nonpadding_mask is not None:
             attention_mask = ops.expand_dims(nonpadding_mask, 1)  # [batch, 1, keys]
         y = self._self_attention(
             self._attention_pre(x, training=training),
@@ -62,3 +74,48 @@ class TransformerEncoderLayer(TransformerLayerBase):
         else:
             y = self._ffn(y, training=training)
         return self._ffn_post(y, previous=x, training=training)
+
+    def initial_stream_cache(self, batch_size) -> dict:
+        """`stream`'s cache before the first chunk: no keys or values yet, and
+        zeros for the causal convolution's left padding."""
+        heads = self.num_heads
+        cache = {
+            "keys": ops.zeros((batch_size, heads, 0, self.key_channels // heads)),
+            "values": ops.zeros((batch_size, heads, 0, self.value_channels // heads)),
+        }
+        if self.ffn_layer == "conv_relu_conv":
+            cache["ffn"] = self._ffn.initial_cache(batch_size, self.hidden_size, "float32")
+        return cache
+
+    def stream(self, x, cache: dict):
+        """One chunk, every frame real, after the chunks `cache` holds.
+
+        Args:
+            x: `[batch, chunk, hidden_size]`, the chunk's inputs.
+            cache: `initial_stream_cache(...)` or the previous chunk's.
+
+        Returns:
+            `(outputs [batch, chunk, hidden_size], new_cache)`; the keys and
+            values of every chunk so far (unlimited left context).
+        """
+        if not self.causal:
+            raise ValueError(f"{self.name}: stream() needs a layer built with causal=True.")
+        h = self._attention_pre(x)
+        keys, values = self._self_attention.project_key_values(h)
+        keys = ops.concatenate([ops.cast(cache["keys"], keys.dtype), keys], axis=2)
+        values = ops.concatenate([ops.cast(cache["values"], values.dtype), values], axis=2)
+        # Every query sees its whole chunk and all before it: the chunk mask.
+        y, _ = self._self_attention(h, cache=(keys, values))
+        x = self._attention_post(y, previous=x)
+        new_cache = {"keys": ops.cast(keys, "float32"), "values": ops.cast(values, "float32")}
+        y = self._ffn_pre(x)
+        if self.ffn_layer == "conv_relu_conv":
+            y, new_cache["ffn"] = self._ffn(y, cache=cache["ffn"])
+        else:
+            y = self._ffn(y)
+        return self._ffn_post(y, previous=x), new_cache
+
+    def get_config(self):
+        config = super().get_config()
+        config["causal"] = self.causal
+        return config

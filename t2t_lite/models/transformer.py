@@ -33,6 +33,7 @@ from t2t_lite.layers.symbol_embedding import SymbolEmbedding
 from t2t_lite.layers.timing_signal import TimingSignal
 from t2t_lite.layers.transformer_decoder_layer import TransformerDecoderLayer
 from t2t_lite.layers.transformer_encoder_layer import TransformerEncoderLayer
+from t2t_lite.models.chunk_attention import chunk_attention_mask, draw_chunk_frames
 from t2t_lite.models.transformer_config import (
     MODEL_HPARAMS,
     TransformerConfig,
@@ -178,9 +179,13 @@ class Transformer(keras.Model):
         if c.input_modality is not None:
             self.encoder_dropout = embedding_dropout("encoder_input_dropout")
             self.encoder_layers = [
-                TransformerEncoderLayer(**block_args, name=f"encoder_layer_{i}")
+                TransformerEncoderLayer(
+                    **block_args, causal=c.use_dynamic_chunk, name=f"encoder_layer_{i}"
+                )
                 for i in range(c.num_encoder_layers)
             ]
+            if c.use_dynamic_chunk:
+                self.chunk_seed = keras.random.SeedGenerator(name="chunk_seed")
             self.encoder_norm = stack_end("encoder_norm")
         self.ctc_projection = None
         if c.ctc_head:
@@ -266,8 +271,14 @@ class Transformer(keras.Model):
     def _add_position(self, x, start_index=0):
         return self.timing_signal(x, start_index=start_index) if self.pos == "timing" else x
 
-    def encode(self, features: dict, training=None):
-        """Returns `(encoder_output [batch, length, hidden], nonpadding [batch, length])`."""
+    def encode(self, features: dict, training=None, chunk_frames=None):
+        """Returns `(encoder_output [batch, length, hidden], nonpadding [batch, length])`.
+
+        `chunk_frames` (int or scalar tensor): self-attention sees each
+        frame's chunk and the chunks before it (streaming's outputs, computed
+        at once); None: full context, except in training with
+        `use_dynamic_chunk`, where each batch draws its chunk size.
+        """
         inputs = features["inputs"]
         if self.input_modality == "symbol":
             inputs = ops.cast(inputs, "int32")
@@ -284,8 +295,16 @@ class Transformer(keras.Model):
                 nonpadding = ops.cast(positions < lengths, "float32")
             x, nonpadding = self.speech_front_end(inputs, nonpadding)
         x = self.encoder_dropout(self._add_position(x), training=training)
+        if chunk_frames is None and training and self.config.use_dynamic_chunk:
+            chunk_frames = draw_chunk_frames(ops.shape(x)[1], self.chunk_seed)
+        attention_mask = None
+        if chunk_frames is not None:  # [batch, query, key]: real keys of chunks so far
+            chunks = chunk_attention_mask(ops.shape(x)[1], chunk_frames)
+            attention_mask = ops.logical_and(
+                ops.expand_dims(ops.cast(nonpadding, "bool"), 1), ops.expand_dims(chunks, 0)
+            )
         for layer in self.encoder_layers:
-            x = layer(x, nonpadding, training=training)
+            x = layer(x, nonpadding, training=training, attention_mask=attention_mask)
         return self.encoder_norm(x), nonpadding
 
     def decode(self, targets, memory=None, memory_mask=None, training=None):

@@ -61,6 +61,11 @@ class TransformerConfig:
             model's compute).
         ctc_head: a projection of the encoder output to target logits for an
             auxiliary CTC loss; hparam `ctc_loss_weight > 0` turns it on.
+        use_dynamic_chunk: U2's dynamic chunk training for streaming
+            (`chunk_attention.py`): each training batch's encoder
+            self-attention sees its own chunk and the chunks before it, at a
+            drawn chunk size; the encoder's `conv_relu_conv` becomes causal
+            (LEFT padding), so no encoder frame reads a later chunk.
 
     Example:
 
@@ -101,6 +106,7 @@ class TransformerConfig:
     initializer: str = "uniform_unit_scaling"
     initializer_gain: float = 1.0
     speech_front_end_filters: int = 128
+    use_dynamic_chunk: bool = False
     ctc_head: bool = False
 
     def __post_init__(self):
@@ -194,6 +200,13 @@ def _check(config: TransformerConfig) -> None:
         raise ValueError(
             "self_attention_type 'dot_product_relative' needs max_relative_position "
             f">= 1, got {config.max_relative_position}."
+        )
+    if config.use_dynamic_chunk and config.input_modality != "speech":
+        raise ValueError("use_dynamic_chunk (streaming) is for speech inputs.")
+    if config.use_dynamic_chunk and config.self_attention_type != "dot_product":
+        raise ValueError(
+            "use_dynamic_chunk (streaming) needs self_attention_type 'dot_product': the "
+            "streaming encoder's caches do not carry relative positions."
         )
     if config.multiply_embedding_mode not in ("sqrt_depth", "none"):
         raise ValueError(

@@ -1,0 +1,94 @@
+"""Featurization that never reads ahead: statistics of the frames so far.
+
+Per-utterance normalization (`audio_features.normalize_per_utterance`) and
+the digital-silence fill (`digital_silence.fill_digital_silence`) read the
+whole utterance, so a streaming recognizer could not compute a frame until
+the speaker stopped. With hparam `audio_causal_normalization` both read
+running statistics instead: frame `t` is normalized by the mean and variance
+of the sounding real frames `0..t`, and a frame of digital silence takes,
+bin by bin, their mean minus `QUIET_STDS` standard deviations (the 10th
+percentile of a normal distribution: the level the per-utterance fill takes
+from its own percentile). A frame's features then depend on the audio up to
+its own window and the delta-deltas' 4 frames of look-ahead only, as
+streaming needs (Kaldi's online CMVN is the same idea over a sliding window).
+
+Example:
+>>> import tensorflow as tf
+>>> features = tf.constant([1.0, 3.0, 5.0])[None, :, None, None]
+>>> normalize_causally(features, tf.ones([1, 3]))[0, :, 0, 0].numpy().round(3)
+array([0.   , 1.   , 1.225], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+# z of the 10th percentile of a normal distribution.
+QUIET_STDS = 1.2816
+# Added to the running variance: a frame's first statistics come from a
+# handful of frames, and near-equal frames must not be blown up.
+VARIANCE_FLOOR = 1e-3
+
+
+def _as_frames(mask) -> tf.Tensor:
+    """A `[batch, frames]` mask as float32 `[batch, frames, 1, 1]`."""
+    return tf.expand_dims(tf.expand_dims(tf.cast(mask, tf.float32), -1), -1)
+
+
+def running_statistics(values: tf.Tensor, weights: tf.Tensor):
+    """`(mean, variance, count)` over frames `0..t` for every frame `t`.
+
+    Args:
+        values: float32 `[batch, frames, bins, channels]`.
+        weights: float32 `[batch, frames, 1, 1]`, 1 for the frames counted.
+
+    Returns:
+        mean and variance shaped like `values`, count `[batch, frames, 1, 1]`
+        (0 before the first counted frame, where mean and variance are 0).
+    """
+    count = tf.cumsum(weights, axis=1)
+    safe = tf.maximum(count, 1.0)
+    mean = tf.cumsum(values * weights, axis=1) / safe
+    mean_square = tf.cumsum(tf.square(values) * weights, axis=1) / safe
+    return mean, tf.maximum(mean_square - tf.square(mean), 0.0), count
+
+
+def normalize_causally(features, nonpadding_mask, statistics_mask=None) -> tf.Tensor:
+    """Each frame normalized by the running statistics of the frames up to it.
+
+    Args:
+        features: float32 `[batch, frames, bins, channels]`.
+        nonpadding_mask: `[batch, frames]`, true for real frames.
+        statistics_mask: optional `[batch, frames]`, the frames whose values
+            count (the sounding ones); default the real frames.
+
+    Returns:
+        float32 shaped like `features`; padded frames are 0.
+    """
+    features = tf.convert_to_tensor(features, tf.float32)
+    real = _as_frames(nonpadding_mask)
+    weights = real if statistics_mask is None else real * _as_frames(statistics_mask)
+    mean, variance, _ = running_statistics(features, weights)
+    return (features - mean) * real * tf.math.rsqrt(variance + VARIANCE_FLOOR)
+
+
+def fill_digital_silence_causally(log_mel, silent, nonpadding_mask) -> tf.Tensor:
+    """Frames of exact digital silence set to a quiet level of the sounding
+    frames before them (`QUIET_STDS` under their running mean, bin by bin).
+
+    Args:
+        log_mel: float32 `[batch, frames, bins, 1]`.
+        silent: bool `[batch, frames]` from `digital_silence_frames`.
+        nonpadding_mask: `[batch, frames]`, true for real frames.
+
+    Returns:
+        float32 shaped like `log_mel`; a silent frame with no sounding frame
+        before it is left as it is.
+    """
+    log_mel = tf.convert_to_tensor(log_mel, tf.float32)
+    silent = tf.cast(silent, tf.bool)
+    sounding = tf.cast(nonpadding_mask, tf.bool) & ~silent
+    mean, variance, count = running_statistics(log_mel, _as_frames(sounding))
+    level = mean - QUIET_STDS * tf.sqrt(variance)
+    fill = (_as_frames(silent) > 0) & (count > 0)
+    return tf.where(fill, level, log_mel)

@@ -1,0 +1,52 @@
+"""Chunked self-attention for streaming: U2's dynamic chunk training.
+
+A streaming encoder cannot wait for the end of the utterance. U2 (Zhang et
+al. 2020, "Unified Streaming and Non-streaming Two-pass End-to-end Model",
+WeNet) splits the encoder frames into chunks of `chunk_frames` and lets
+every frame attend to its own chunk and every chunk before it, so a chunk's
+outputs are final as soon as its frames have arrived. Trained with a chunk
+size drawn anew for each batch (full context half of the time, otherwise
+1 to 25 frames, as WeNet draws it), one model serves every chunk size at
+decoding time, full context included.
+
+Example:
+>>> import numpy as np
+>>> np.asarray(chunk_attention_mask(5, 2)).astype(int)
+array([[1, 1, 0, 0, 0],
+       [1, 1, 0, 0, 0],
+       [1, 1, 1, 1, 0],
+       [1, 1, 1, 1, 0],
+       [1, 1, 1, 1, 1]])
+"""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+# WeNet's draw: full context with probability 1/2, else a chunk of 1..25 frames.
+FULL_CONTEXT_PROBABILITY = 0.5
+MAX_DRAWN_CHUNK_FRAMES = 25
+
+
+def chunk_attention_mask(length, chunk_frames):
+    """bool `[length, length]`: query `i` sees key `j` when `j`'s chunk is not
+    after `i`'s (`j // chunk_frames <= i // chunk_frames`).
+
+    Args:
+        length: frames (int or scalar tensor).
+        chunk_frames: frames per chunk (int or scalar tensor, >= 1); the
+            utterance's length or more is full context.
+    """
+    chunk = ops.arange(length, dtype="int32") // ops.cast(chunk_frames, "int32")
+    return ops.expand_dims(chunk, 0) <= ops.expand_dims(chunk, 1)
+
+
+def draw_chunk_frames(length, seed_generator: keras.random.SeedGenerator):
+    """One training batch's chunk size (int32 scalar): `length` (full context)
+    with `FULL_CONTEXT_PROBABILITY`, else uniform in `1..MAX_DRAWN_CHUNK_FRAMES`."""
+    full = keras.random.uniform((), seed=seed_generator) < FULL_CONTEXT_PROBABILITY
+    drawn = keras.random.randint(
+        (), 1, MAX_DRAWN_CHUNK_FRAMES + 1, dtype="int32", seed=seed_generator
+    )
+    return ops.where(full, ops.cast(length, "int32"), drawn)

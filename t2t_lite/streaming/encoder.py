@@ -1,0 +1,128 @@
+"""A streaming model's encoder, one chunk at a time, with caches.
+
+    encoder = StreamingEncoder(model, chunk_frames=16)
+    state = encoder.initial_state()
+    memory, state = encoder.advance(features, stable_frames, state)  # new chunks' outputs
+    memory, state = encoder.advance(features, total_frames, state, final=True)
+
+`features` are the input features of the audio so far, `[1, frames, bins,
+channels]`, of which the first `stable_frames` will not change when more
+audio arrives. The encoder emits a chunk of `chunk_frames` output frames as
+soon as the features its front end reads are stable, and at the end the
+rest. Its outputs equal `model.encode(features, chunk_frames=chunk_frames)`
+of the whole utterance (a test checks it):
+
+- the front end (T2T's strided convolutions) is run again on a window of
+  features from the chunk's first frame: output frame `t` reads input
+  frames `4t .. 4t+14` and nothing else (`SpeechFrontEnd.input_frames_seen`),
+  so a window starting at frame `4 t0` gives outputs `t0..` exactly; the
+  features before the window are the "leftover frames" it no longer needs;
+- each encoder layer keeps the keys and values of every earlier chunk and
+  its causal convolution's last inputs (`TransformerEncoderLayer.stream`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from keras import ops
+
+from t2t_lite.layers.speech_front_end import SpeechFrontEnd
+
+
+def front_end_outputs_ready(stable_frames: int) -> int:
+    """How many front-end outputs stable input frames determine: output `t`
+    is ready when its last input frame (`input_frames_seen(t)[1]`) is."""
+    if stable_frames <= 0:
+        return 0
+    first_unready = 0
+    while SpeechFrontEnd.input_frames_seen(first_unready)[1] < stable_frames:
+        first_unready += 1
+    return first_unready
+
+
+@dataclasses.dataclass
+class EncoderState:
+    """What the encoder carries between chunks: the output frames emitted and
+    every layer's `stream` cache."""
+
+    frames_done: int
+    layer_caches: list
+
+
+class StreamingEncoder:
+    """Chunk-by-chunk encoding with a model trained with `use_dynamic_chunk`.
+
+    Args:
+        model: a speech `Transformer` whose config has `use_dynamic_chunk`.
+        chunk_frames: encoder output frames per chunk (40 ms each).
+
+    Raises:
+        ValueError: a model without causal encoder layers, or a chunk < 1.
+    """
+
+    def __init__(self, model, chunk_frames: int):
+        if not model.config.use_dynamic_chunk:
+            raise ValueError(
+                "streaming needs a model trained with hparam use_dynamic_chunk=True "
+                "(its encoder convolutions are causal and it has seen chunk masks)."
+            )
+        if chunk_frames < 1:
+            raise ValueError(f"chunk_frames must be >= 1, got {chunk_frames}.")
+        self.model = model
+        self.chunk_frames = chunk_frames
+
+    def initial_state(self) -> EncoderState:
+        layers = self.model.encoder_layers
+        return EncoderState(0, [layer.initial_stream_cache(1) for layer in layers])
+
+    def _front_end(self, features, first_output: int, outputs: int, end_frame: int):
+        """Front-end outputs `first_output ..` (`outputs` of them) from the
+        features' frames `4 first_output .. end_frame - 1`."""
+        first_frame = SpeechFrontEnd.input_frames_seen(first_output)[0]
+        window = features[:, first_frame:end_frame]
+        x, _ = self.model.speech_front_end(window, ops.ones(ops.shape(window)[:2]))
+        return x[:, :outputs]
+
+    def _encode_chunk(self, x, state: EncoderState):
+        model = self.model
+        x = model._add_position(x, start_index=state.frames_done)
+        caches = []
+        for layer, cache in zip(model.encoder_layers, state.layer_caches, strict=True):
+            x, cache = layer.stream(x, cache)
+            caches.append(cache)
+        chunk = ops.shape(x)[1]
+        return model.encoder_norm(x), EncoderState(state.frames_done + chunk, caches)
+
+    def advance(self, features, stable_frames: int, state: EncoderState, final: bool = False):
+        """Encodes every chunk the stable features complete (all that is left
+        when `final`).
+
+        Args:
+            features: float32 `[1, frames, bins, channels]`, the audio so far.
+            stable_frames: how many leading frames are final (all of them
+                when `final`).
+            state: from `initial_state` or the previous call.
+            final: the utterance has ended: encode the last, shorter chunk.
+
+        Returns:
+            `(memory [1, new_frames, hidden], state)`; `new_frames` may be 0.
+        """
+        total = int(features.shape[1])
+        ready = (
+            SpeechFrontEnd.output_length(total) if final else front_end_outputs_ready(stable_frames)
+        )
+        outputs = []
+        while state.frames_done < ready:
+            size = min(self.chunk_frames, ready - state.frames_done)
+            if size < self.chunk_frames and not final:
+                break
+            # The window ends after the last frame the chunk's outputs read
+            # (or at the utterance's end, which the front end pads as a batch).
+            needed = SpeechFrontEnd.input_frames_seen(state.frames_done + size - 1)[1] + 1
+            x = self._front_end(features, state.frames_done, size, min(total, needed))
+            memory, state = self._encode_chunk(x, state)
+            outputs.append(memory)
+        if not outputs:
+            return ops.zeros((1, 0, self.model.hidden_size)), state
+        return ops.concatenate(outputs, axis=1), state

@@ -1,0 +1,145 @@
+"""Streaming recognition: partial transcripts while the audio arrives (U2).
+
+    recognizer = StreamingRecognizer(model, hparams, decode_hp, target_encoder,
+                                     chunk_frames=16)
+    for chunk in microphone_chunks:          # float32 samples, any length
+        print(recognizer.accept_waveform(chunk))   # the partial transcript
+    text = recognizer.finalize()             # the final transcript
+    recognizer.reset()                       # ready for the next utterance
+
+The model is one trained with `use_dynamic_chunk` (and
+`audio_causal_normalization`, so no feature reads ahead more than 70 ms).
+Each call featurizes the audio so far (`transcriber.piece_features`, the
+decoder's featurization) and keeps the frames more audio cannot change:
+all but the last `feature_lookahead_frames` (a frame's 25 ms window reaches
+up to 3 frames ahead, and the delta-deltas 4 more). The encoder emits each
+chunk of `chunk_frames` output frames (40 ms each) once the front end's
+inputs for it are stable (`encoder.StreamingEncoder`: 11 more frames of
+look-ahead), CTC prefix beam search takes the chunk's frames and its best
+prefix is the partial. `finalize` encodes the rest and finds the final
+transcript as the decode hparam `stream_final` says:
+
+- "search" (default): the joint CTC/attention beam search the decoder and
+  the SavedModel run (`decode.model_search`), over the streamed encoder
+  output; with one chunk for the whole utterance it is today's decoding;
+- "rescore": U2's second pass, the CTC prefix search's n-best rescored by
+  the attention decoder (`rescoring.rescore`, with `ctc_weight` and
+  `alpha`). Cheaper, but it can only pick among the CTC head's spellings:
+  on the quick start's byte-level model that cost 27% WER against 4%
+  (docs/benchmarks.md, "Streaming").
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import tensorflow as tf
+from keras import ops
+
+from t2t_lite.data.audio_features import delta_delta_reach
+from t2t_lite.decoding.decode import decode_cap, model_search, resolve_decode_hparams
+from t2t_lite.decoding.transcriber import piece_features
+from t2t_lite.hparam import HParams
+from t2t_lite.streaming.ctc_prefix_beam_search import CtcPrefixBeamSearch
+from t2t_lite.streaming.encoder import StreamingEncoder
+from t2t_lite.streaming.rescoring import rescore
+
+
+def feature_lookahead_frames(hparams: HParams) -> int:
+    """Trailing feature frames of the audio so far that more audio can change."""
+    window = math.ceil(hparams.audio_frame_length / hparams.audio_frame_step)
+    return window + (delta_delta_reach() if hparams.audio_add_delta_deltas else 0)
+
+
+class StreamingRecognizer:
+    """Feeds audio in chunks of any length; a partial after each, a final at the end.
+
+    Args:
+        model: a speech `Transformer` trained with `use_dynamic_chunk`, with a
+            CTC head.
+        hparams: its hparams (`audio_*`).
+        decode_hp: decode hparams (`beam_size`: the CTC prefix beams and the
+            final's; `ctc_weight`, `alpha`: the final's scoring;
+            `stream_final`: see above; `silence_dbfs`: audio quieter than
+            this so far is not decoded).
+        target_encoder: the problem's target encoder (ids -> text).
+        chunk_frames: encoder frames per chunk (40 ms each).
+
+    Raises:
+        ValueError: a model that cannot stream (see `StreamingEncoder`) or
+            has no CTC head.
+    """
+
+    def __init__(self, model, hparams: HParams, decode_hp: HParams, target_encoder,
+                 chunk_frames: int):  # fmt: skip
+        if getattr(model, "ctc_projection", None) is None:
+            raise ValueError(
+                "streaming needs a model with a CTC head (hparam ctc_loss_weight > 0)."
+            )
+        self.encoder = StreamingEncoder(model, chunk_frames)
+        self.model = model
+        self.decode_hp = resolve_decode_hparams(model, decode_hp)
+        self.target_encoder = target_encoder
+        self.lookahead = feature_lookahead_frames(hparams)
+        cap = decode_cap(hparams, self.decode_hp)
+        self._search_final = tf.function(
+            lambda memory: model_search(
+                model, {"inputs_length": tf.shape(memory)[1:2]}, self.decode_hp, cap,
+                encoded=(memory, tf.ones(tf.shape(memory)[:2])),
+            )[0][0, 0],
+            input_signature=[tf.TensorSpec([1, None, model.hidden_size], tf.float32)],
+        )  # fmt: skip
+        self._featurize = tf.function(
+            lambda waveform, length: piece_features(waveform, length, hparams, self.decode_hp)[0],
+            input_signature=[tf.TensorSpec([1, None], tf.float32), tf.TensorSpec([1], tf.int32)],
+        )
+        self.reset()
+
+    def reset(self) -> None:
+        """Forgets the utterance: the next chunk starts a new one."""
+        self._samples = np.zeros(0, np.float32)
+        self._state = self.encoder.initial_state()
+        self._search = CtcPrefixBeamSearch(self.decode_hp.beam_size)
+        self._memory = []  # the encoder output so far, chunk by chunk
+
+    @property
+    def encoded_frames(self) -> int:
+        """Encoder frames emitted so far (40 ms each)."""
+        return self._state.frames_done
+
+    def _advance(self, final: bool) -> None:
+        waveform = self._samples[None]
+        features = self._featurize(waveform, np.array([waveform.shape[1]], np.int32))
+        frames = int(features["inputs_length"][0])
+        inputs = features["inputs"][:, :frames]
+        stable = frames if final else max(0, frames - self.lookahead)
+        memory, self._state = self.encoder.advance(inputs, stable, self._state, final=final)
+        if memory.shape[1]:
+            self._memory.append(memory)
+            self._search.advance(np.asarray(self.model.ctc_log_probs(memory))[0])
+
+    def accept_waveform(self, chunk) -> str:
+        """Takes the next samples (float32, the model's rate); returns the
+        partial transcript of everything so far."""
+        chunk = np.asarray(chunk, np.float32).reshape(-1)
+        self._samples = np.concatenate([self._samples, np.where(np.isfinite(chunk), chunk, 0.0)])
+        self._advance(final=False)
+        return self.target_encoder.decode(self._search.best())
+
+    def finalize(self) -> str:
+        """The final transcript: the rest of the audio encoded, then the
+        `stream_final` pass. Call `reset` before the next utterance."""
+        self._advance(final=True)
+        if not self._memory:
+            return ""
+        memory = ops.concatenate(self._memory, axis=1)
+        if self.decode_hp.stream_final == "search":
+            return self.target_encoder.decode(
+                self._search_final(ops.cast(memory, "float32")).numpy()
+            )
+        ids, _ = rescore(
+            self.model, memory, self._search.nbest(), self.decode_hp.ctc_weight,
+            self.decode_hp.alpha,
+        )  # fmt: skip
+        return self.target_encoder.decode(ids)

@@ -1,0 +1,136 @@
+"""Streaming, simulated over recordings: transcripts, compute time and latency.
+
+    transcriber = StreamingTranscriber(model, hparams, decode_hp, encoder, chunk_frames=16)
+    results = transcriber(waveforms, lengths)   # as WaveformTranscriber returns them
+    transcriber.summary()                       # real-time factor and latencies
+
+Each recording is fed to a `StreamingRecognizer` in chunks of `chunk_frames`
+encoder frames of audio (40 ms each), as a microphone would deliver it, and
+each call is timed. Latency is read in simulated real time: chunk `k` can
+start when its audio has arrived (`audio_end[k]`) and the previous chunk is
+done, so its partial is ready at `ready[k] = max(audio_end[k], ready[k-1]) +
+compute[k]`; the final is ready the finalize's compute time after the last
+partial.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from t2t_lite.data.speech_features import frame_step_samples
+from t2t_lite.hparam import HParams
+from t2t_lite.layers.speech_front_end import SpeechFrontEnd
+from t2t_lite.streaming.recognizer import StreamingRecognizer
+
+
+def samples_per_encoder_frame(hparams: HParams) -> int:
+    """Audio samples per encoder output frame (4 feature frames: 640 at 16 kHz)."""
+    stride = SpeechFrontEnd.input_frames_seen(1)[0] - SpeechFrontEnd.input_frames_seen(0)[0]
+    return stride * frame_step_samples(hparams)
+
+
+@dataclasses.dataclass
+class StreamTiming:
+    """One recording streamed: per chunk, where its audio ends, its compute
+    time and its partial; then the final and finalize's compute time."""
+
+    audio_ends: list[float]
+    computes: list[float]
+    partials: list[str]
+    final: str
+    final_compute: float
+
+    def ready_times(self) -> list[float]:
+        """When each partial is ready, in simulated real time (seconds)."""
+        ready, now = [], 0.0
+        for audio_end, compute in zip(self.audio_ends, self.computes, strict=True):
+            now = max(audio_end, now) + compute
+            ready.append(now)
+        return ready
+
+    def final_ready(self) -> float:
+        """When the final transcript is ready, in simulated real time."""
+        ready = self.ready_times()
+        return (ready[-1] if ready else 0.0) + self.final_compute
+
+    def final_latency(self) -> float:
+        """Seconds from the end of the audio to the final transcript."""
+        return self.final_ready() - (self.audio_ends[-1] if self.audio_ends else 0.0)
+
+    def word_delays(self, word_ends: dict[int, float]) -> list[float]:
+        """For each final word `i` with a known end in the audio
+        (`word_ends[i]`, seconds), the seconds from that end to the first
+        partial holding the final's first `i + 1` words (the final's own time
+        when no partial does)."""
+        words = self.final.split()
+        ready, final_ready = self.ready_times(), self.final_ready()
+        delays = []
+        for i, end in sorted(word_ends.items()):
+            shown = next(
+                (t for t, p in zip(ready, self.partials, strict=True)
+                 if p.split()[: i + 1] == words[: i + 1]),
+                final_ready,
+            )  # fmt: skip
+            delays.append(shown - end)
+        return delays
+
+
+def stream(recognizer: StreamingRecognizer, waveform: np.ndarray, chunk_samples: int,
+           sample_rate: int) -> StreamTiming:  # fmt: skip
+    """Feeds `waveform` in chunks of `chunk_samples`, timing each call."""
+    recognizer.reset()
+    ends, computes, partials = [], [], []
+    for start in range(0, len(waveform), chunk_samples):
+        chunk = waveform[start : start + chunk_samples]
+        began = time.perf_counter()
+        partials.append(recognizer.accept_waveform(chunk))
+        computes.append(time.perf_counter() - began)
+        ends.append((start + len(chunk)) / sample_rate)
+    began = time.perf_counter()
+    final = recognizer.finalize()
+    return StreamTiming(ends, computes, partials, final, time.perf_counter() - began)
+
+
+class StreamingTranscriber:
+    """The decoder's streaming simulation (decode hparam `chunk_frames`),
+    called as `WaveformTranscriber` is: `(waveforms, lengths)` -> per
+    recording `([final], [0.0])` (no beams, no score)."""
+
+    timed_words = False
+
+    def __init__(self, model, hparams: HParams, decode_hp: HParams, target_encoder,
+                 chunk_frames: int):  # fmt: skip
+        self.recognizer = StreamingRecognizer(
+            model, hparams, decode_hp, target_encoder, chunk_frames
+        )
+        self.sample_rate = int(hparams.audio_sample_rate)
+        self.chunk_samples = chunk_frames * samples_per_encoder_frame(hparams)
+        self.timings: list[StreamTiming] = []
+
+    def __call__(self, waveforms, lengths) -> list[tuple[list[str], list[float]]]:
+        results = []
+        for waveform, length in zip(np.asarray(waveforms), np.asarray(lengths), strict=True):
+            timing = stream(self.recognizer, waveform[:length], self.chunk_samples,
+                            self.sample_rate)  # fmt: skip
+            self.timings.append(timing)
+            results.append(([timing.final], [0.0]))
+        return results
+
+    def summary(self) -> dict:
+        """Real-time factor, per-chunk compute and final latency (ms), over
+        every recording streamed so far."""
+        chunks = [c for t in self.timings for c in t.computes]
+        audio = sum(t.audio_ends[-1] for t in self.timings if t.audio_ends)
+        finals = [t.final_latency() for t in self.timings]
+        compute = sum(chunks) + sum(t.final_compute for t in self.timings)
+        return {
+            "chunk_ms": 1000.0 * self.chunk_samples / self.sample_rate,
+            "real_time_factor": compute / audio if audio else 0.0,
+            "chunk_compute_ms_p50": 1000.0 * float(np.percentile(chunks, 50)) if chunks else 0.0,
+            "chunk_compute_ms_p90": 1000.0 * float(np.percentile(chunks, 90)) if chunks else 0.0,
+            "final_latency_ms_p50": 1000.0 * float(np.percentile(finals, 50)) if finals else 0.0,
+            "final_latency_ms_p90": 1000.0 * float(np.percentile(finals, 90)) if finals else 0.0,
+        }

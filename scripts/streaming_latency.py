@@ -16,7 +16,8 @@ For a model trained with `transformer_speech_small_streaming` on
   word times, `spoken_synth-word_times.json`) to the first partial that
   holds the transcript up to that word, in simulated real time (see
   `streaming/simulation.py`). Words are paired with the reference where the
-  final transcript agrees with it (`difflib`).
+  final transcript agrees with it (`difflib`). The emission delay counts a
+  word as shown once a partial has that many words, however spelled.
 """
 
 from __future__ import annotations
@@ -104,11 +105,12 @@ def main() -> None:
             model, hparams, decode_hp, encoder, chunk or WHOLE_UTTERANCE
         )
         finals = [streaming(w[None], np.array([len(w)]))[0][0][0] for w in waves]
-        delays = [
-            d
+        ends = [
+            (timing, matched_word_ends(timing.final, word_times[utterance]))
             for timing, utterance in zip(streaming.timings, ids, strict=True)
-            for d in timing.word_delays(matched_word_ends(timing.final, word_times[utterance]))
         ]
+        delays = [d for timing, e in ends for d in timing.word_delays(e)]
+        emitted = [d for timing, e in ends for d in timing.word_delays(e, exact=False)]
         summary = streaming.summary()
         rows.append({
             "decoding": f"streaming, chunk {chunk} ({summary['chunk_ms']:.0f} ms)" if chunk
@@ -118,6 +120,7 @@ def main() -> None:
             "chunk_compute_ms": ms(summary, "chunk_compute"),
             "final_latency_ms": ms(summary, "final_latency"),
             "word_delay_ms": percentiles(delays),
+            "word_emission_delay_ms": percentiles(emitted),
             "words_timed": len(delays),
         })  # fmt: skip
         print(json.dumps(rows[-1]), flush=True)

@@ -218,7 +218,7 @@ def export_run(
         "decode_hparams": module.decode_settings,
         "max_decode_length": module.max_decode_length,
     }
-    for name in ("max_input_frames", "segment_seconds", "max_input_tokens"):
+    for name in ("max_input_frames", "segment_seconds", "max_input_tokens", "stream_chunk_frames"):
         if hasattr(module, name):
             metadata[name] = getattr(module, name)
     signatures = module.signatures()

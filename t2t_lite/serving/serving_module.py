@@ -32,6 +32,10 @@ Everything between the request and the reply is TF ops, so TF Serving or
   pieces). With `return_beams=True` both are `[batch, beam_size]`, best
   first (beam k of a split recording joins beam k of its pieces).
 
+A speech model trained with `use_dynamic_chunk` also streams:
+`stream_start`, `stream_step` and `stream_final` carry the recognition's
+state as plain tensors between calls (`streaming/graph.py`).
+
 A text input longer than `max_input_tokens` ids (its EOS included) fails
 the request with an InvalidArgumentError saying so, rather than being cut.
 Every output has at most the static cap of tokens per piece (a hypothesis
@@ -63,6 +67,11 @@ from t2t_lite.decoding.long_form import join_pieces
 from t2t_lite.decoding.transcriber import search_pieces, time_words
 from t2t_lite.decoding.word_times import WordTimer
 from t2t_lite.hparam import HParams
+from t2t_lite.streaming.graph import StreamingGraph, streaming_functions
+
+# Encoder frames per chunk of an export's streaming signatures, unless the
+# decode hparam chunk_frames says otherwise: 640 ms.
+DEFAULT_CHUNK_FRAMES = 16
 
 
 @dataclasses.dataclass
@@ -134,6 +143,10 @@ class ServingModule(tf.Module):
                 self.serve_timed = tf.function(
                     self._serve_speech_timed, input_signature=waveform_signature
                 )
+            if has_ctc_head(model) and model.config.use_dynamic_chunk:  # streaming
+                self.stream_chunk_frames = decode_hp.chunk_frames or DEFAULT_CHUNK_FRAMES
+                graph = StreamingGraph(model, hparams, decode_hp, self.stream_chunk_frames)
+                self._streaming = streaming_functions(graph, encoders["targets"])
         else:
             self.max_input_tokens = max_input_tokens(hparams)
             self.serve = tf.function(
@@ -151,12 +164,16 @@ class ServingModule(tf.Module):
         return self.serve.get_concrete_function()
 
     def signatures(self) -> dict:
-        """Every signature to save: `serving_default`, and for a speech model
+        """Every signature to save: `serving_default`, for a speech model
         with a CTC head `transcribe_timed` (the best transcript's words with
-        their start and end seconds and confidences)."""
+        their start and end seconds and confidences), and for one trained
+        with `use_dynamic_chunk` `stream_start`, `stream_step` and
+        `stream_final` (`streaming/graph.py`)."""
         signatures = {"serving_default": self.signature()}
         if hasattr(self, "serve_timed"):
             signatures["transcribe_timed"] = self.serve_timed.get_concrete_function()
+        for name, function in getattr(self, "_streaming", {}).items():
+            signatures[name] = function.get_concrete_function()
         return signatures
 
     # -- input -> model features ---------------------------------------------------

@@ -30,15 +30,13 @@ from keras import ops
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
 
 
-def front_end_outputs_ready(stable_frames: int) -> int:
-    """How many front-end outputs stable input frames determine: output `t`
-    is ready when its last input frame (`input_frames_seen(t)[1]`) is."""
-    if stable_frames <= 0:
-        return 0
-    first_unready = 0
-    while SpeechFrontEnd.input_frames_seen(first_unready)[1] < stable_frames:
-        first_unready += 1
-    return first_unready
+def front_end_outputs_ready(stable_frames):
+    """How many front-end outputs stable input frames determine (int or
+    tensor): output `t` is ready when its last input frame
+    (`input_frames_seen(t)[1]`, which grows by a fixed stride) is stable."""
+    last_of_first = SpeechFrontEnd.input_frames_seen(0)[1]
+    stride = SpeechFrontEnd.input_frames_seen(1)[1] - last_of_first
+    return ops.maximum((stable_frames - last_of_first + stride - 1) // stride, 0)
 
 
 @dataclasses.dataclass
@@ -76,23 +74,34 @@ class StreamingEncoder:
         layers = self.model.encoder_layers
         return EncoderState(0, [layer.initial_stream_cache(1) for layer in layers])
 
-    def _front_end(self, features, first_output: int, outputs: int, end_frame: int):
-        """Front-end outputs `first_output ..` (`outputs` of them) from the
-        features' frames `4 first_output .. end_frame - 1`."""
-        first_frame = SpeechFrontEnd.input_frames_seen(first_output)[0]
-        window = features[:, first_frame:end_frame]
-        x, _ = self.model.speech_front_end(window, ops.ones(ops.shape(window)[:2]))
-        return x[:, :outputs]
+    def encode_chunk(self, features, first_output, size, total_frames, caches: list):
+        """One chunk of `size` output frames from `first_output` on (ints or
+        scalar tensors: eager and in a graph alike).
 
-    def _encode_chunk(self, x, state: EncoderState):
+        Args:
+            features: float32 `[1, frames, bins, channels]`.
+            first_output: the chunk's first encoder frame.
+            size: its encoder frames (all ready: their inputs are stable).
+            total_frames: the features' real frames (the front end pads after
+                them, as it pads a whole utterance).
+            caches: every layer's `stream` cache.
+
+        Returns:
+            `(memory [1, size, hidden] float32, caches)`.
+        """
         model = self.model
-        x = model._add_position(x, start_index=state.frames_done)
-        caches = []
-        for layer, cache in zip(model.encoder_layers, state.layer_caches, strict=True):
+        # The front end again on a window from the chunk's first input frame
+        # to the last its outputs read (or the utterance's end).
+        first_frame = SpeechFrontEnd.input_frames_seen(first_output)[0]
+        needed = SpeechFrontEnd.input_frames_seen(first_output + size - 1)[1] + 1
+        window = features[:, first_frame : ops.minimum(total_frames, needed)]
+        x, _ = model.speech_front_end(window, ops.ones(ops.shape(window)[:2]))
+        x = model._add_position(x[:, :size], start_index=first_output)
+        new_caches = []
+        for layer, cache in zip(model.encoder_layers, caches, strict=True):
             x, cache = layer.stream(x, cache)
-            caches.append(cache)
-        chunk = ops.shape(x)[1]
-        return model.encoder_norm(x), EncoderState(state.frames_done + chunk, caches)
+            new_caches.append(cache)
+        return ops.cast(model.encoder_norm(x), "float32"), new_caches
 
     def advance(self, features, stable_frames: int, state: EncoderState, final: bool = False):
         """Encodes every chunk the stable features complete (all that is left
@@ -110,18 +119,19 @@ class StreamingEncoder:
         """
         total = int(features.shape[1])
         ready = (
-            SpeechFrontEnd.output_length(total) if final else front_end_outputs_ready(stable_frames)
+            SpeechFrontEnd.output_length(total)
+            if final
+            else int(front_end_outputs_ready(stable_frames))
         )
         outputs = []
         while state.frames_done < ready:
             size = min(self.chunk_frames, ready - state.frames_done)
             if size < self.chunk_frames and not final:
                 break
-            # The window ends after the last frame the chunk's outputs read
-            # (or at the utterance's end, which the front end pads as a batch).
-            needed = SpeechFrontEnd.input_frames_seen(state.frames_done + size - 1)[1] + 1
-            x = self._front_end(features, state.frames_done, size, min(total, needed))
-            memory, state = self._encode_chunk(x, state)
+            memory, caches = self.encode_chunk(
+                features, state.frames_done, size, total, state.layer_caches
+            )
+            state = EncoderState(state.frames_done + size, caches)
             outputs.append(memory)
         if not outputs:
             return ops.zeros((1, 0, self.model.hidden_size)), state

@@ -104,6 +104,13 @@ class StreamingRecognizer:
         self._memory = []  # the encoder output so far, chunk by chunk
 
     @property
+    def memory(self):
+        """The encoder output so far, float32 `[1, frames, hidden]`."""
+        if not self._memory:
+            return ops.zeros((1, 0, self.model.hidden_size))
+        return ops.concatenate(self._memory, axis=1)
+
+    @property
     def encoded_frames(self) -> int:
         """Encoder frames emitted so far (40 ms each)."""
         return self._state.frames_done
@@ -133,7 +140,7 @@ class StreamingRecognizer:
         self._advance(final=True)
         if not self._memory:
             return ""
-        memory = ops.concatenate(self._memory, axis=1)
+        memory = self.memory
         if self.decode_hp.stream_final == "search":
             return self.target_encoder.decode(
                 self._search_final(ops.cast(memory, "float32")).numpy()

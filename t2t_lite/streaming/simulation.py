@@ -60,20 +60,24 @@ class StreamTiming:
         """Seconds from the end of the audio to the final transcript."""
         return self.final_ready() - (self.audio_ends[-1] if self.audio_ends else 0.0)
 
-    def word_delays(self, word_ends: dict[int, float]) -> list[float]:
+    def word_delays(self, word_ends: dict[int, float], exact: bool = True) -> list[float]:
         """For each final word `i` with a known end in the audio
         (`word_ends[i]`, seconds), the seconds from that end to the first
-        partial holding the final's first `i + 1` words (the final's own time
-        when no partial does)."""
+        partial that shows it (the final's own time when none does): a
+        partial whose first `i + 1` words are the final's (`exact`), or that
+        has `i + 1` words at all, however spelled (the word was emitted)."""
         words = self.final.split()
+
+        def shows(partial: str, i: int) -> bool:
+            got = partial.split()
+            return got[: i + 1] == words[: i + 1] if exact else len(got) > i
+
         ready, final_ready = self.ready_times(), self.final_ready()
         delays = []
         for i, end in sorted(word_ends.items()):
             shown = next(
-                (t for t, p in zip(ready, self.partials, strict=True)
-                 if p.split()[: i + 1] == words[: i + 1]),
-                final_ready,
-            )  # fmt: skip
+                (t for t, p in zip(ready, self.partials, strict=True) if shows(p, i)), final_ready
+            )
             delays.append(shown - end)
         return delays
 

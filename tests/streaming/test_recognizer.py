@@ -4,13 +4,18 @@ partials as the audio arrives and the same final, silence gives "", and the
 decoder streams files with `chunk_frames`."""
 
 import json
+import sys
+import textwrap
 
 import numpy as np
 import pytest
 import soundfile
 
+from t2t_lite import run_dir
+from t2t_lite.decoding.ctc_greedy import ctc_greedy_decode
 from t2t_lite.decoding.decode import decode_cap, decode_hparams
 from t2t_lite.decoding.transcriber import WaveformTranscriber
+from t2t_lite.serving import export
 from t2t_lite.streaming.recognizer import StreamingRecognizer, feature_lookahead_frames
 from t2t_lite.streaming.simulation import StreamTiming
 from tests.helpers import CTC_BEAM_DECODE, NO_DROPOUT, TINY_CTC_SPEECH, run_command
@@ -125,3 +130,67 @@ def test_latency_is_read_in_simulated_real_time():
     assert timing.final_latency() == pytest.approx(0.25)
     # "a" ended at 0.1 (shown at 0.7), "b" at 0.5 (0.75), "c" at 0.55 (only the final, 0.85).
     np.testing.assert_allclose(timing.word_delays({0: 0.1, 1: 0.5, 2: 0.55}), [0.6, 0.25, 0.3])
+    timing.partials = ["", "x", "x y"]  # the words emitted, misspelled
+    np.testing.assert_allclose(timing.word_delays({0: 0.1, 1: 0.5}), [0.75, 0.35])
+    np.testing.assert_allclose(timing.word_delays({0: 0.1, 1: 0.5}, exact=False), [0.6, 0.25])
+
+
+STREAM_CLIENT = textwrap.dedent(
+    """
+    import json, sys
+    sys.modules["t2t_lite"] = None  # `import t2t_lite` now raises ImportError
+    sys.modules["keras"] = None
+    import numpy as np
+    import tensorflow as tf
+
+    signatures = tf.saved_model.load(sys.argv[1]).signatures
+    audio = np.load(sys.argv[2])
+    results = []
+    for waveform in audio:  # one connection per recording
+        state = signatures["stream_start"]()
+        partials = []
+        for start in range(0, waveform.shape[0], 1600):  # 0.1 s at a time
+            chunk = tf.constant(waveform[None, start : start + 1600])
+            out = signatures["stream_step"](waveform=chunk, **state)
+            partials.append(out.pop("partial").numpy()[0].decode())
+            state = out
+        final = signatures["stream_final"](**state)["outputs"].numpy()[0].decode()
+        results.append({"partials": partials, "final": final})
+    print(json.dumps(results))
+    """
+)
+
+
+def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, tmp_path):
+    """The export's stream_start/stream_step/stream_final, driven by a process
+    without t2t-lite, give the recognizer's final (same chunks, joint search)."""
+    decode_hp = f"{CTC_BEAM_DECODE},chunk_frames=2"
+    trained = export.TrainedRun(run.output_dir, run.problem, run_dir.load_hparams(run.output_dir))
+    path = export.export_run(trained, str(tmp_path / "export"), decode_hparams(decode_hp), 1)
+    metadata = json.loads((tmp_path / "export" / "1" / "assets.extra" / export.METADATA_FILE)
+                          .read_text())  # fmt: skip
+    assert metadata["stream_chunk_frames"] == 2
+    assert {"stream_start", "stream_step", "stream_final"} <= set(metadata["signatures"])
+
+    clips = tone_and_noise()
+    audio = pad_rows([clips["hi"], clips["hi"] * 0.0], np.float32)  # a tone, digital silence
+    np.save(tmp_path / "audio.npy", audio)
+    client = tmp_path / "client.py"
+    client.write_text(STREAM_CLIENT)
+    done = run_command(sys.executable, str(client), path, str(tmp_path / "audio.npy"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    tone, silence = json.loads(done.stdout.strip().splitlines()[-1])
+
+    # In process: the same chunks, the partial as the CTC head's best path.
+    expected, best_paths = recognizer(run, chunk_frames=2), []
+    for start in range(0, len(clips["hi"]), 1600):
+        expected.accept_waveform(clips["hi"][start : start + 1600])
+        memory = np.asarray(expected.memory)
+        if memory.shape[1] == 0:
+            best_paths.append("")
+            continue
+        ids, _ = ctc_greedy_decode(run.model.ctc_log_probs(memory), [memory.shape[1]])
+        best_paths.append(run.encoders["targets"].decode(np.asarray(ids)[0]))
+    assert tone["final"] == expected.finalize() == "hi"
+    assert tone["partials"] == best_paths and expected.encoded_frames > 0
+    assert silence == {"partials": [""] * 10, "final": ""}

@@ -1,0 +1,197 @@
+"""Streaming as TF functions with explicit state: the SavedModel's signatures.
+
+    state = serve.signatures["stream_start"]()
+    for chunk in chunks:                                 # float32 [1, samples]
+        out = serve.signatures["stream_step"](waveform=chunk, **state)
+        print(out.pop("partial"))                       # the partial transcript
+        state = out                                      # everything else
+    final = serve.signatures["stream_final"](**state)["outputs"]
+
+A serving process keeps one `state` per connection and needs nothing of
+t2t-lite. The state is plain tensors (`STATE`): the audio so far (the
+featurization is computed again over it, as `StreamingRecognizer` does),
+the encoder frames emitted, every encoder layer's keys, values and causal
+convolution inputs, stacked, and the encoder output so far. Each step
+encodes the chunks of `chunk_frames` encoder frames the stable audio
+completes (`encoder.StreamingEncoder.encode_chunk`, in a `tf.while_loop`);
+the partial is the CTC head's best path over the encoder output so far
+(in-graph; the Python recognizer's partial is the CTC prefix search's).
+`stream_final` encodes the rest and runs the joint CTC/attention beam search
+over the streamed encoder output (`stream_final="search"`).
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from t2t_lite.decoding.ctc_greedy import ctc_greedy_decode
+from t2t_lite.decoding.decode import decode_cap, model_search
+from t2t_lite.decoding.transcriber import piece_features
+from t2t_lite.hparam import HParams
+from t2t_lite.layers.speech_front_end import SpeechFrontEnd
+from t2t_lite.streaming.encoder import StreamingEncoder, front_end_outputs_ready
+from t2t_lite.streaming.recognizer import feature_lookahead_frames
+
+# The state tensors, in signature order.
+STATE = ("samples", "frames_done", "keys", "values", "conv_inputs", "memory")
+
+
+class StreamingGraph:
+    """`start`, `step` and `final` of a streaming model as graph-friendly functions.
+
+    Args:
+        model: a speech `Transformer` trained with `use_dynamic_chunk`, with a CTC head.
+        hparams: its hparams.
+        decode_hp: resolved decode hparams (the final search's).
+        chunk_frames: encoder frames per chunk.
+    """
+
+    def __init__(self, model, hparams: HParams, decode_hp: HParams, chunk_frames: int):
+        self.encoder = StreamingEncoder(model, chunk_frames)
+        self.model, self.hparams, self.decode_hp = model, hparams, decode_hp
+        self.chunk_frames = chunk_frames
+        self.cap = decode_cap(hparams, decode_hp)
+        self.lookahead = feature_lookahead_frames(hparams)
+        layer = model.encoder_layers[0]
+        self._layers = len(model.encoder_layers)
+        self._heads = layer.num_heads
+        self._key_depth = layer.key_channels // layer.num_heads
+        self._value_depth = layer.value_channels // layer.num_heads
+        self._conv = layer.conv_first_kernel - 1 if layer.ffn_layer == "conv_relu_conv" else 0
+
+    def state_spec(self) -> dict[str, tf.TensorSpec]:
+        """The state's shapes: time axes grow, the rest is fixed."""
+        hidden, layers, heads = self.model.hidden_size, self._layers, self._heads
+        return {
+            "samples": tf.TensorSpec([1, None], tf.float32, name="samples"),
+            "frames_done": tf.TensorSpec([], tf.int32, name="frames_done"),
+            "keys": tf.TensorSpec([layers, 1, heads, None, self._key_depth], tf.float32, "keys"),
+            "values": tf.TensorSpec(
+                [layers, 1, heads, None, self._value_depth], tf.float32, "values"
+            ),
+            "conv_inputs": tf.TensorSpec(
+                [layers, 1, self._conv, hidden], tf.float32, "conv_inputs"
+            ),
+            "memory": tf.TensorSpec([1, None, hidden], tf.float32, name="memory"),
+        }
+
+    def start(self) -> dict[str, tf.Tensor]:
+        """The state before the first chunk."""
+        spec = self.state_spec()
+        return {
+            name: tf.zeros([0 if d is None else d for d in s.shape], s.dtype)
+            for name, s in spec.items()
+        }
+
+    def _caches(self, state) -> list[dict]:
+        caches = []
+        for i in range(self._layers):
+            cache = {"keys": state["keys"][i], "values": state["values"][i]}
+            if self._conv:
+                cache["ffn"] = state["conv_inputs"][i]
+            caches.append(cache)
+        return caches
+
+    def _advance(self, state: dict, final: bool) -> dict:
+        samples = state["samples"]
+        features, _ = piece_features(samples, tf.shape(samples)[1:2], self.hparams, self.decode_hp)
+        frames = features["inputs_length"][0]
+        inputs = features["inputs"][:, :frames]
+        if final:
+            ready = SpeechFrontEnd.output_length(frames)
+        else:
+            ready = front_end_outputs_ready(tf.maximum(frames - self.lookahead, 0))
+        chunk = self.chunk_frames
+
+        def more(done, caches, memory):
+            left = ready - done
+            return left > 0 if final else left >= chunk
+
+        def encode(done, caches, memory):
+            size = tf.minimum(chunk, ready - done)
+            new, caches = self.encoder.encode_chunk(inputs, done, size, frames, caches)
+            return done + size, caches, tf.concat([memory, new], axis=1)
+
+        caches = self._caches(state)
+        # Keys and values grow along time; the convolution's inputs keep their
+        # length, but a chunk of dynamic size hides it from the slice.
+        growing = [
+            {name: tf.TensorShape([1, self._heads, None, c.shape[-1]]) if name != "ffn"
+             else tf.TensorShape([1, None, c.shape[-1]]) for name, c in cache.items()}
+            for cache in caches
+        ]  # fmt: skip
+        done, caches, memory = tf.while_loop(
+            more,
+            encode,
+            (state["frames_done"], caches, state["memory"]),
+            shape_invariants=(
+                tf.TensorShape([]),
+                growing,
+                tf.TensorShape([1, None, self.model.hidden_size]),
+            ),
+        )
+        return {
+            "samples": samples,
+            "frames_done": done,
+            "keys": tf.stack([c["keys"] for c in caches]),
+            "values": tf.stack([c["values"] for c in caches]),
+            "conv_inputs": (
+                tf.ensure_shape(tf.stack([c["ffn"] for c in caches]), state["conv_inputs"].shape)
+                if self._conv
+                else state["conv_inputs"]
+            ),
+            "memory": memory,
+        }
+
+    def _nonempty(self, memory):
+        """`(memory, frames)`: an empty memory as one zero frame of length 0
+        (the searches need a frame; length 0 decodes to nothing)."""
+        frames = tf.shape(memory)[1:2]
+        padded = tf.pad(memory, [[0, 0], [0, tf.maximum(1 - frames[0], 0)], [0, 0]])
+        return padded, frames
+
+    def step(self, waveform, state: dict) -> tuple[tf.Tensor, dict]:
+        """`(partial ids [1, frames], state)` after `waveform` `[1, samples]`."""
+        waveform = tf.where(tf.math.is_finite(waveform), waveform, 0.0)
+        state = dict(state, samples=tf.concat([state["samples"], waveform], axis=1))
+        state = self._advance(state, final=False)
+        memory, frames = self._nonempty(state["memory"])
+        ids, _ = ctc_greedy_decode(self.model.ctc_log_probs(memory), frames)
+        return ids, state
+
+    def final(self, state: dict) -> tuple[tf.Tensor, tf.Tensor]:
+        """`(ids [1, length], score [1])`: the final transcript of the utterance."""
+        memory, frames = self._nonempty(self._advance(state, final=True)["memory"])
+        ids, scores = model_search(
+            self.model, {"inputs_length": frames}, self.decode_hp, self.cap,
+            encoded=(memory, tf.sequence_mask(frames, tf.shape(memory)[1], tf.float32)),
+        )  # fmt: skip
+        return ids[:, 0], scores[:, 0]
+
+
+def streaming_functions(graph: StreamingGraph, target_encoder) -> dict:
+    """The three signatures' `tf.function`s: `stream_start`, `stream_step`
+    and `stream_final` (see the module docstring), text by `target_encoder`."""
+    spec = graph.state_spec()
+    state_signature = [spec[name] for name in STATE]
+    waveform = tf.TensorSpec([1, None], tf.float32, name="waveform")
+
+    @tf.function(input_signature=[])
+    def stream_start():
+        return graph.start()
+
+    @tf.function(input_signature=[waveform, *state_signature])
+    def stream_step(waveform, samples, frames_done, keys, values, conv_inputs, memory):
+        state = dict(zip(STATE, (samples, frames_done, keys, values, conv_inputs, memory),
+                         strict=True))  # fmt: skip
+        ids, state = graph.step(waveform, state)
+        return {"partial": target_encoder.tf_decode(ids), **state}
+
+    @tf.function(input_signature=state_signature)
+    def stream_final(samples, frames_done, keys, values, conv_inputs, memory):
+        state = dict(zip(STATE, (samples, frames_done, keys, values, conv_inputs, memory),
+                         strict=True))  # fmt: skip
+        ids, scores = graph.final(state)
+        return {"outputs": target_encoder.tf_decode(ids), "scores": scores}
+
+    return {"stream_start": stream_start, "stream_step": stream_step, "stream_final": stream_final}

@@ -178,10 +178,12 @@ def transformer_speech_small_streaming() -> HParams:
     drawn per batch, full context half of the time; the encoder's
     conv_relu_conv made causal) and causal featurization
     (`audio_causal_normalization`: running statistics instead of the whole
-    utterance's). One model then decodes at full context and in chunks
-    (`t2t_lite/streaming/`).
+    utterance's, started from the training set's worth 100 frames, one
+    second: `audio_normalization_prior_frames`). One model then decodes at
+    full context and in chunks (`t2t_lite/streaming/`).
     """
     hparams = transformer_speech_small()
     hparams.use_dynamic_chunk = True
     hparams.add_hparam("audio_causal_normalization", True)
+    hparams.add_hparam("audio_normalization_prior_frames", 100)
     return hparams

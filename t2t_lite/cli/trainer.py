@@ -15,7 +15,7 @@ from absl import flags, logging
 
 from t2t_lite import registry, run_dir
 from t2t_lite.cli import common, training_diagnostics
-from t2t_lite.data import shards
+from t2t_lite.data import normalization_prior, shards
 from t2t_lite.data.problem import EVAL, TRAIN
 from t2t_lite.decoding.evaluation import DecodeEvaluator
 from t2t_lite.hparam import HParams
@@ -188,6 +188,22 @@ def _seed() -> None:
         tf.config.experimental.enable_op_determinism()
 
 
+def _add_normalization_prior(problem, hparams: HParams) -> None:
+    """The training set's feature statistics, when the hparams want them
+    (streaming models: `audio_normalization_prior_frames`)."""
+    try:
+        statistics = normalization_prior.add_training_prior(
+            hparams, problem, FLAGS.data_dir, FLAGS.output_dir
+        )
+    except ValueError as error:
+        raise common.CliError(str(error)) from error
+    if statistics is not None:
+        print(
+            f"normalization prior: feature statistics of {statistics.utterances} training "
+            f"utterances ({statistics.frames:,} sounding frames), kept in hparams.json"
+        )
+
+
 def main(argv: list[str]) -> int:
     if common.setup(argv):
         return 0
@@ -210,6 +226,8 @@ def main(argv: list[str]) -> int:
     strategy = strategies.make_strategy(
         FLAGS.strategy, FLAGS.tpu, FLAGS.tpu_zone, FLAGS.gcp_project
     )
+    if training:
+        _add_normalization_prior(problem, hparams)
     if training and strategies.is_chief(strategy):
         run_dir.save_or_check_hparams(FLAGS.output_dir, hparams)
         run_dir.save_flags(FLAGS.output_dir, common.flag_values())

@@ -20,7 +20,9 @@ steps, T2T's front end with two additions for real recordings:
 With hparam `audio_causal_normalization` (streaming models), steps 3 and 5
 use running statistics of the frames so far instead of the whole
 utterance's (`causal_normalization.py`), so no frame reads ahead more than
-the delta-deltas' 4 frames.
+the delta-deltas' 4 frames; with `audio_normalization_prior_frames` > 0 the
+running statistics start from the training set's, kept in the hparams.
+`unnormalized_features` stops before step 5 (what the prior is computed on).
 
 Step 1 makes an utterance featurize exactly as it does alone with exact
 zeros around it; steps 3 and 5 make its frames nearly the same with runs of
@@ -53,6 +55,7 @@ AUDIO_HPARAMS = {
     "audio_add_delta_deltas": True,
     # t2t-lite addition: causal statistics for streaming (causal_normalization.py).
     "audio_causal_normalization": False,
+    causal_normalization.PRIOR_FRAMES: 0,  # training-set statistics' weight
     "specaugment_freq_masks": 0,
     "specaugment_freq_mask_width": 27,
     "specaugment_time_masks": 0,
@@ -109,6 +112,29 @@ def featurize_batch(
     >>> features.shape, lengths.numpy()
     (TensorShape([2, 100, 80, 3]), array([100,  50], dtype=int32))
     """
+    features, real, silent = unnormalized_features(
+        waveforms, waveform_lengths, hparams, training=training, seed=seed
+    )
+    if hparams.get("audio_causal_normalization", False):
+        prior = causal_normalization.prior_from_hparams(hparams)
+        features = causal_normalization.normalize_causally(features, real, ~silent, prior)
+    else:
+        features = audio_features.normalize_per_utterance(features, real, statistics_mask=~silent)
+    return features, tf.reduce_sum(tf.cast(real, tf.int32), axis=1)
+
+
+def unnormalized_features(
+    waveforms, waveform_lengths, hparams: HParams, training: bool = False, seed=None
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """`featurize_batch`'s steps 1-4: the features before normalization.
+
+    Args: as `featurize_batch`'s.
+
+    Returns:
+        `(features [batch, frames, mel_bins, channels], real [batch, frames],
+        silent [batch, frames])`: the masks of real frames and of frames of
+        exact digital silence (whose values normalization does not count).
+    """
     waveforms = audio_features.zero_non_finite(tf.convert_to_tensor(waveforms, tf.float32))
     lengths = tf.clip_by_value(tf.cast(waveform_lengths, tf.int32), 0, tf.shape(waveforms)[1])
     waveforms, lengths = digital_silence.trim_digital_silence(waveforms, lengths)
@@ -149,11 +175,7 @@ def featurize_batch(
         features = digital_silence.fill_digital_silence(log_mel, silent, real)
     if hparams.audio_add_delta_deltas:
         features = audio_features.add_delta_deltas(features)
-    if hparams.get("audio_causal_normalization", False):
-        features = causal_normalization.normalize_causally(features, real, ~silent)
-    else:
-        features = audio_features.normalize_per_utterance(features, real, statistics_mask=~silent)
-    return features, frame_lengths
+    return features, real, silent
 
 
 def featurize(waveform, hparams: HParams, training: bool, seed=None) -> tf.Tensor:

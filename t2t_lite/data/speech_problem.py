@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data import speech_features
+from t2t_lite.data import causal_normalization, speech_features
 from t2t_lite.data.audio_augment import AUGMENT_HPARAMS
 from t2t_lite.data.audio_io import to_int16_pcm
 from t2t_lite.data.problem import TRAIN, Problem, SplitReport
@@ -96,7 +96,8 @@ class SpeechRecognitionProblem(Problem):
         return hparams
 
     def hparams_read(self) -> tuple[str, ...]:
-        return (*AUDIO_HPARAMS, *AUGMENT_HPARAMS)
+        prior = (causal_normalization.PRIOR_MEAN, causal_normalization.PRIOR_MEAN_SQUARE)
+        return (*AUDIO_HPARAMS, *AUGMENT_HPARAMS, *prior)
 
     def preprocess_example(self, example, mode, hparams, seed=None):
         features = featurize(example["waveform"], hparams, training=mode == TRAIN, seed=seed)

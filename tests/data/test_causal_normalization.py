@@ -1,11 +1,21 @@
 """Causal featurization (hparam audio_causal_normalization): a frame's features
-never change when more audio arrives, beyond the streaming look-ahead."""
+never change when more audio arrives, beyond the streaming look-ahead; the
+running statistics start from a training-set prior when the hparams ask."""
 
 import numpy as np
 import pytest
 
 from t2t_lite.data.audio_io import read_audio
-from t2t_lite.data.causal_normalization import QUIET_STDS, fill_digital_silence_causally
+from t2t_lite.data.causal_normalization import (
+    PRIOR_FRAMES,
+    QUIET_STDS,
+    Prior,
+    fill_digital_silence_causally,
+    normalize_causally,
+    prior_from_hparams,
+    store_prior,
+)
+from t2t_lite.data.normalization_prior import feature_statistics
 from t2t_lite.data.speech_features import AUDIO_HPARAMS, featurize_batch
 from t2t_lite.hparam import HParams
 from t2t_lite.streaming.recognizer import feature_lookahead_frames
@@ -44,3 +54,38 @@ def test_digital_silence_takes_a_quiet_level_of_the_frames_before_it():
     filled = fill_digital_silence_causally(log_mel, silent, np.ones((1, 5), bool)).numpy()
     expected = 2.0 - QUIET_STDS * np.std([1.0, 3.0, 2.0])
     np.testing.assert_allclose(filled[0, :, 0, 0], [1, 3, 2, expected, expected], rtol=1e-5)
+
+
+def test_a_prior_counts_as_frames_before_the_first():
+    rng = np.random.default_rng(0)
+    before = rng.normal(2.0, 3.0, (1, 40, 4, 3)).astype(np.float32)
+    frames = rng.normal(-1.0, 0.5, (1, 9, 4, 3)).astype(np.float32)
+    prior = Prior(before[0].mean(0), np.square(before[0]).mean(0), frames=40)
+    with_prior = normalize_causally(frames, np.ones((1, 9), bool), prior=prior).numpy()
+    joined = np.concatenate([before, frames], axis=1)
+    expected = normalize_causally(joined, np.ones((1, 49), bool)).numpy()[:, 40:]
+    np.testing.assert_allclose(with_prior, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_the_utterances_own_statistics_as_a_heavy_prior_give_per_utterance_normalization(
+    librispeech_flac,
+):
+    """Statistics weighing 10^7 frames do not move while the utterance runs,
+    so they normalize it as its own whole-utterance statistics do (to the
+    variance floors, which differ)."""
+    speech = read_audio(librispeech_flac)
+    hparams = HParams(**{**AUDIO_HPARAMS, "audio_causal_normalization": True, PRIOR_FRAMES: 10**7})
+    statistics = feature_statistics([speech], hparams)
+    assert statistics.utterances == 1 and statistics.frames == len(features(speech, False))
+    store_prior(hparams, statistics.mean, statistics.mean_square)
+    batch, lengths = featurize_batch(speech[None], [len(speech)], hparams)
+    np.testing.assert_allclose(
+        batch.numpy()[0], features(speech, causal=False), rtol=5e-3, atol=2e-3
+    )
+
+
+def test_hparams_that_want_a_prior_without_its_statistics_are_refused():
+    hparams = HParams(**{**AUDIO_HPARAMS, "audio_causal_normalization": True, PRIOR_FRAMES: 100})
+    with pytest.raises(ValueError, match="hold no training-set statistics .* t2t-lite-trainer"):
+        featurize_batch(np.ones((1, 1600), np.float32), [1600], hparams)
+    assert prior_from_hparams(HParams(**{**AUDIO_HPARAMS, PRIOR_FRAMES: 100})) is None

@@ -13,6 +13,8 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite import registry, run_dir
+from t2t_lite.data import causal_normalization
+from t2t_lite.data.normalization_prior import feature_statistics
 from t2t_lite.data.speech_features import featurize
 from t2t_lite.decoding.decode import BatchDecoder, decode_hparams
 from t2t_lite.hparam import create_hparams
@@ -71,11 +73,10 @@ def text_features(texts: list[str], encoder) -> dict:
     return {"inputs": pad_rows([np.array(encoder.encode(t) + [1]) for t in texts], np.int32)}
 
 
-def make_run(directory, problem_name: str, overrides: str, features: dict, steps: int) -> Run:
+def make_run(directory, problem, hparams, features: dict, steps: int) -> Run:
     """Trains `steps` steps on one batch and saves a run like the trainer's."""
     keras.utils.set_random_seed(1)
-    problem = registry.problem(problem_name)
-    hparams = create_hparams("transformer_tiny", overrides, problem)
+    problem_name = problem.name
     output_dir = str(directory)
     run_dir.save_or_check_hparams(output_dir, hparams)
     run_dir.save_flags(
@@ -105,15 +106,22 @@ def reference_decode(run: Run, features: dict) -> tuple[list[str], np.ndarray]:
     return [run.encoders["targets"].decode(row[0]) for row in ids], scores[:, 0]
 
 
-def train_speech_run(directory) -> Run:
-    """A speech model trained to say "hi" for a tone and "no" for noise."""
+def train_speech_run(directory, overrides: str = SPEECH_HPARAMS, steps: int = 80) -> Run:
+    """A speech model trained to say "hi" for a tone and "no" for noise.
+
+    Hparams that want a normalization prior get the clips' statistics, as
+    the trainer gives them its training data's.
+    """
     clips = tone_and_noise()
     problem = registry.problem("librispeech")
-    hparams = create_hparams("transformer_tiny", SPEECH_HPARAMS, problem)
+    hparams = create_hparams("transformer_tiny", overrides, problem)
+    if causal_normalization.prior_wanted(hparams):
+        statistics = feature_statistics(clips.values(), hparams)
+        causal_normalization.store_prior(hparams, statistics.mean, statistics.mean_square)
     features = speech_features(list(clips.values()), hparams)
     encoder = problem.feature_encoders(None)["targets"]
     features["targets"] = pad_rows([np.array(encoder.encode(t) + [1]) for t in clips], np.int32)
-    return make_run(directory, "librispeech", SPEECH_HPARAMS, features, steps=80)
+    return make_run(directory, problem, hparams, features, steps)
 
 
 def train_text_run(directory) -> Run:
@@ -124,10 +132,5 @@ def train_text_run(directory) -> Run:
     features = text_features(sentences, encoders["inputs"])
     reversed_ = [" ".join(reversed(s.split())) for s in sentences]
     features["targets"] = text_features(reversed_, encoders["targets"])["inputs"]
-    return make_run(
-        directory,
-        "algorithmic_reverse_binary40",
-        TEXT_HPARAMS,
-        features,
-        steps=60,
-    )
+    hparams = create_hparams("transformer_tiny", TEXT_HPARAMS, problem)
+    return make_run(directory, problem, hparams, features, steps=60)

@@ -19,27 +19,19 @@ from t2t_lite.serving import export
 from t2t_lite.streaming.recognizer import StreamingRecognizer, feature_lookahead_frames
 from t2t_lite.streaming.simulation import StreamTiming
 from tests.helpers import CTC_BEAM_DECODE, NO_DROPOUT, TINY_CTC_SPEECH, run_command
-from tests.serving.runs import make_run, pad_rows, speech_features, tone_and_noise
+from tests.serving.runs import pad_rows, tone_and_noise, train_speech_run
 
+# The streaming quick start's featurization: causal, from a training-set prior.
 STREAMING_HPARAMS = (
     f"{TINY_CTC_SPEECH},{NO_DROPOUT},ffn_layer=conv_relu_conv,use_dynamic_chunk=True,"
-    "audio_causal_normalization=True,max_input_seq_length=300"
+    "audio_causal_normalization=True,audio_normalization_prior_frames=100,"
+    "max_input_seq_length=300"
 )
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    from t2t_lite import registry
-    from t2t_lite.hparam import create_hparams
-
-    clips = tone_and_noise()
-    problem = registry.problem("librispeech")
-    hparams = create_hparams("transformer_tiny", STREAMING_HPARAMS, problem)
-    features = speech_features(list(clips.values()), hparams)
-    encoder = problem.feature_encoders(None)["targets"]
-    features["targets"] = pad_rows([np.array(encoder.encode(t) + [1]) for t in clips], np.int32)
-    return make_run(tmp_path_factory.mktemp("stream"), "librispeech", STREAMING_HPARAMS,
-                    features, steps=200)  # fmt: skip
+    return train_speech_run(tmp_path_factory.mktemp("stream"), STREAMING_HPARAMS, steps=200)
 
 
 def recognizer(run, chunk_frames, final="search"):

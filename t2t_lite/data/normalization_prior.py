@@ -1,0 +1,133 @@
+"""The training set's feature statistics, the prior of causal normalization.
+
+A streaming model normalizes each frame by the running statistics of the
+frames before it (`causal_normalization.py`). Started from nothing, the first
+second of every utterance is normalized by a handful of frames; started from
+the training set's statistics worth `audio_normalization_prior_frames`
+frames, it is not. This module computes those statistics the way the
+featurization uses them (`speech_features.unnormalized_features`: after the
+digital-silence fill and delta-deltas, over the sounding real frames) from
+the first `PRIOR_UTTERANCES` training utterances, taken from every shard in
+turn, and keeps them in the run's hparams. WeNet computes its global CMVN
+the same way at data preparation (`compute_cmvn_stats.py`); here the trainer
+does it at its start, so data made by any datagen serves, and a resumed run
+reads the statistics it saved rather than computing them again.
+
+Example:
+>>> prior = add_training_prior(hparams, problem, data_dir, output_dir)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from t2t_lite import run_dir
+from t2t_lite.data import causal_normalization
+from t2t_lite.data.problem import TRAIN, Problem
+from t2t_lite.data.speech_features import unnormalized_features
+from t2t_lite.hparam import HParams
+
+# Utterances the statistics are taken from (WeNet takes every one; a few
+# hundred already fix them to well within the running statistics' noise, and
+# cost seconds at the trainer's start rather than a pass over the data).
+PRIOR_UTTERANCES = 400
+
+
+@dataclasses.dataclass(frozen=True)
+class FeatureStatistics:
+    """Mean and mean square of unnormalized features, `[mel_bins, channels]`."""
+
+    mean: np.ndarray
+    mean_square: np.ndarray
+    utterances: int
+    frames: int
+
+
+def feature_statistics(waveforms, hparams: HParams) -> FeatureStatistics:
+    """Statistics of the sounding real frames of `waveforms` (float32 arrays).
+
+    Raises:
+        ValueError: no waveform has a sounding frame.
+    """
+    signature = [tf.TensorSpec([None], tf.float32)]
+
+    @tf.function(input_signature=signature)
+    def sums(waveform):
+        features, real, silent = unnormalized_features(
+            waveform[None], tf.shape(waveform)[:1], hparams
+        )
+        weights = tf.cast(real & ~silent, tf.float64)[0, :, None, None]
+        values = tf.cast(features[0], tf.float64)
+        return (
+            tf.reduce_sum(weights),
+            tf.reduce_sum(values * weights, axis=0),
+            tf.reduce_sum(tf.square(values) * weights, axis=0),
+        )
+
+    frames, total, total_square, utterances = 0.0, 0.0, 0.0, 0
+    for waveform in waveforms:
+        count, values, squares = sums(np.asarray(waveform, np.float32))
+        frames += float(count)
+        total += values.numpy()
+        total_square += squares.numpy()
+        utterances += 1
+    if frames == 0:
+        raise ValueError(
+            f"no sounding audio in the {utterances} utterances read for the "
+            "normalization prior: check the training data."
+        )
+    return FeatureStatistics(
+        mean=(total / frames).astype(np.float32),
+        mean_square=(total_square / frames).astype(np.float32),
+        utterances=utterances,
+        frames=int(frames),
+    )
+
+
+def training_waveforms(problem: Problem, data_dir: str, count: int = PRIOR_UTTERANCES):
+    """The first `count` training waveforms, one from each shard in turn."""
+    paths = problem.require_data(data_dir, TRAIN)
+    records = tf.data.Dataset.from_tensor_slices(paths).interleave(
+        tf.data.TFRecordDataset, cycle_length=len(paths), block_length=1
+    )
+    for record in records.take(count):
+        yield problem.decode_example(record)["waveform"].numpy()
+
+
+def _saved_prior(output_dir: str) -> HParams | None:
+    """The hparams a run in `output_dir` saved, if they hold a prior."""
+    if not tf.io.gfile.exists(os.path.join(output_dir, run_dir.HPARAMS_FILE)):
+        return None
+    saved = run_dir.load_hparams(output_dir)
+    return saved if causal_normalization.PRIOR_MEAN in saved else None
+
+
+def add_training_prior(
+    hparams: HParams, problem: Problem, data_dir: str, output_dir: str
+) -> FeatureStatistics | None:
+    """Puts the training set's statistics into `hparams` when they ask for a
+    prior (`causal_normalization.prior_wanted`).
+
+    A run resumed in `output_dir` takes the statistics it saved; a new run
+    computes them from `data_dir`'s training split.
+
+    Returns:
+        The statistics computed, or None (none wanted, or taken from the saved run).
+    """
+    if not causal_normalization.prior_wanted(hparams):
+        return None
+    saved = _saved_prior(output_dir)
+    if saved is not None:
+        causal_normalization.store_prior(
+            hparams,
+            saved.get(causal_normalization.PRIOR_MEAN),
+            saved.get(causal_normalization.PRIOR_MEAN_SQUARE),
+        )
+        return None
+    statistics = feature_statistics(training_waveforms(problem, data_dir), hparams)
+    causal_normalization.store_prior(hparams, statistics.mean, statistics.mean_square)
+    return statistics

@@ -1,4 +1,4 @@
-"""Speech features as pure TensorFlow ops: log-mel filterbanks, deltas, CMVN, SpecAugment.
+"""Speech features as pure TensorFlow ops: log-mel filterbanks, deltas, CMVN.
 
 These run inside `tf.data` maps, `tf.function`s and XLA (`jit_compile=True`),
 so the input pipeline can run on a TPU host and the exported SavedModel can
@@ -20,8 +20,8 @@ Typical use for one utterance (T2T's `transformer_librispeech` front end):
         dither=0.0 if inference else 1.0 / 32767)            # [1, frames, 80, 1]
     features = add_delta_deltas(features)[0]                 # [frames, 80, 3]
     features = normalize_per_utterance(features)
-    if training:
-        features = spec_augment(features, seed=example_seed)
+
+SpecAugment is `spec_augment.py`; stateless seeds are `random_seeds.py`.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 
+from t2t_lite.data.random_seeds import stateless_seed
 from t2t_lite.platform import tf_uses_onednn
 
 _DEFAULT_DITHER = 1.0 / np.iinfo(np.int16).max
-_INT32_MAX = np.iinfo(np.int32).max
 _periodic_hann_window = functools.partial(tf.signal.hann_window, periodic=True)
 
 
@@ -211,7 +211,7 @@ def triangular_noise(shape, stddev: float, seed: tf.Tensor | None = None) -> tf.
       1.0
     """
     bits = tf.random.stateless_uniform(
-        shape, seed=_stateless_seed(seed), minval=None, maxval=None, dtype=tf.uint32
+        shape, seed=stateless_seed(seed), minval=None, maxval=None, dtype=tf.uint32
     )
     halves = tf.bitwise.bitwise_and(bits, 0xFFFF) + tf.bitwise.right_shift(bits, 16)
     # Each half is uniform on {0..65535}: mean 32767.5, variance (65536^2 - 1) / 12.
@@ -395,120 +395,3 @@ def normalize_per_utterance(
         tf.reduce_sum(tf.square(features - mean) * weights, axis=time_axis, keepdims=True) / count
     )
     return (features - mean) * mask * tf.math.rsqrt(variance + epsilon)
-
-
-def _stateless_seed(seed: int | tf.Tensor | None) -> tf.Tensor:
-    """An int64 `[2]` seed for stateless ops, from `seed`.
-
-    None draws a fresh seed from the global generator. Each element is reduced
-    to its low 32 bits because XLA's stateless kernels only read those, while
-    the TF kernels read all 64: without this, the same seed would give
-    different draws under `jit_compile=True`.
-    """
-    if seed is None:
-        seed = tf.random.uniform([2], maxval=_INT32_MAX, dtype=tf.int32)
-    elif isinstance(seed, (int, np.integer)):
-        seed = [int(seed), 0]
-    return tf.bitwise.bitwise_and(tf.cast(seed, tf.int64), tf.constant(0xFFFFFFFF, tf.int64))
-
-
-def _band_mask(size: tf.Tensor, max_width: tf.Tensor, draws: tf.Tensor) -> tf.Tensor:
-    """[size] bool: the union of `num_masks` random bands along one axis.
-
-    Each band has width `w ~ U{0..max_width}` and start `s ~ U{0..size - w}`
-    (SpecAugment, Park et al. 2019, Sec. 2), taken from `draws`, int32
-    `[2, num_masks]` uniform in `[0, 2**31 - 1)`, by modulo (its bias is
-    below size / 2**31, i.e. negligible).
-    """
-    max_width = tf.minimum(tf.cast(max_width, tf.int32), size)
-    widths = draws[0] % (max_width + 1)
-    starts = draws[1] % (size - widths + 1)
-    positions = tf.range(size)[tf.newaxis, :]
-    inside = (positions >= starts[:, tf.newaxis]) & (positions < (starts + widths)[:, tf.newaxis])
-    return tf.reduce_any(inside, axis=0)
-
-
-def spec_augment(
-    features: tf.Tensor,
-    num_freq_masks: int = 2,
-    freq_mask_width: int = 27,
-    num_time_masks: int = 2,
-    time_mask_width: int = 100,
-    time_mask_max_fraction: float = 1.0,
-    seed: int | tf.Tensor | None = None,
-    mask_value: float = 0.0,
-) -> tf.Tensor:
-    """SpecAugment frequency and time masking of one utterance (Park et al., 2019).
-
-    Draws `num_freq_masks` bands of `f ~ U{0..freq_mask_width}` consecutive
-    mel bins and `num_time_masks` bands of `t ~ U{0..T'}` consecutive frames,
-    `T' = min(time_mask_width, floor(time_mask_max_fraction * frames))`, and
-    sets them to `mask_value` in every channel. The defaults are the paper's
-    LibriSpeech double policy (LD: F=27, mF=2, T=100, mT=2, p=1.0) minus time
-    warping. Apply it after `normalize_per_utterance`, where 0 is the mean.
-
-    All randomness comes from stateless integer draws keyed by `seed`, so the
-    same seed gives the same masks in eager mode, `tf.function`, XLA and
-    `tf.data`.
-
-    Args:
-      features: float32 `[frames, bins, channels]` of one utterance.
-      num_freq_masks: number of frequency masks (0 disables them).
-      freq_mask_width: maximum frequency mask width F in bins.
-      num_time_masks: number of time masks (0 disables them).
-      time_mask_width: maximum time mask width T in frames.
-      time_mask_max_fraction: upper bound p on a time mask's width as a
-        fraction of the utterance's frames.
-      seed: a Python int or an int `[2]` tensor; None draws a fresh seed from
-        the global generator (not repeatable).
-      mask_value: the value written into masked cells.
-
-    Returns:
-      float32 tensor shaped like `features`.
-
-    Example:
-      >>> features = tf.random.normal([300, 80, 3])
-      >>> augmented = spec_augment(features, seed=7)
-      >>> # In tf.data, give each example its own seed:
-      >>> # ds = tf.data.Dataset.zip((ds, tf.data.Dataset.random(seed=1).batch(2)))
-      >>> # ds = ds.map(lambda x, s: spec_augment(x, seed=s))
-    """
-    features = tf.convert_to_tensor(features, tf.float32)
-    if features.shape.rank is not None and features.shape.rank != 3:
-        raise ValueError(
-            "spec_augment expects one utterance shaped [frames, bins, channels], "
-            f"got shape {features.shape}."
-        )
-    if num_freq_masks < 0 or num_time_masks < 0:
-        raise ValueError(
-            f"Mask counts must be >= 0, got num_freq_masks={num_freq_masks} and "
-            f"num_time_masks={num_time_masks}."
-        )
-    if num_freq_masks == 0 and num_time_masks == 0:
-        return features
-    # One draw for every band: integers only, since XLA and the TF kernels
-    # turn random bits into floats differently but agree on integers, so the
-    # masks match in every mode.
-    draws = tf.random.stateless_uniform(
-        [2, num_freq_masks + num_time_masks],
-        seed=_stateless_seed(seed),
-        minval=0,
-        maxval=_INT32_MAX,
-        dtype=tf.int32,
-    )
-    num_frames, num_bins = tf.shape(features)[0], tf.shape(features)[1]
-    # The masks stay [frames or 1, bins or 1, 1] and broadcast in the one
-    # `where`: no full-size boolean tensors to make and combine.
-    masked = tf.zeros([1, 1, 1], tf.bool)
-    if num_freq_masks > 0:
-        freq_mask = _band_mask(num_bins, freq_mask_width, draws[:, :num_freq_masks])
-        masked |= freq_mask[tf.newaxis, :, tf.newaxis]
-    if num_time_masks > 0:
-        fraction_limit = tf.cast(
-            tf.floor(time_mask_max_fraction * tf.cast(num_frames, tf.float32)),
-            tf.int32,
-        )
-        max_width = tf.minimum(time_mask_width, fraction_limit)
-        time_mask = _band_mask(num_frames, max_width, draws[:, num_freq_masks:])
-        masked |= time_mask[:, tf.newaxis, tf.newaxis]
-    return tf.where(masked, tf.cast(mask_value, tf.float32), features)

@@ -35,7 +35,13 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data import audio_augment, audio_features, causal_normalization, digital_silence
+from t2t_lite.data import (
+    audio_augment,
+    audio_features,
+    causal_normalization,
+    digital_silence,
+    spec_augment,
+)
 from t2t_lite.hparam import HParams
 
 SAMPLE_RATE = 16000
@@ -195,7 +201,7 @@ def featurize(waveform, hparams: HParams, training: bool, seed=None) -> tf.Tenso
     )
     features = features[0]
     if training and (hparams.specaugment_freq_masks or hparams.specaugment_time_masks):
-        features = audio_features.spec_augment(
+        features = spec_augment.spec_augment(
             features,
             num_freq_masks=hparams.specaugment_freq_masks,
             freq_mask_width=hparams.specaugment_freq_mask_width,

@@ -19,8 +19,8 @@ from t2t_lite.data.audio_augment.reverb import cached_rir_bank, reverberate
 from t2t_lite.data.audio_augment.speed import speed_fraction, speed_perturb
 from t2t_lite.data.audio_augment.volume import volume_perturb
 from t2t_lite.data.audio_augment.waveform import as_waveform
-from t2t_lite.data.audio_features import _stateless_seed
 from t2t_lite.data.audio_io import SAMPLE_RATE
+from t2t_lite.data.random_seeds import stateless_seed
 
 # The hparams that drive `augment_waveform` (through `AugmentConfig.from_hparams`),
 # all off by default. HParams types are fixed by the default value and an empty
@@ -191,7 +191,7 @@ def augment_waveform(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
     waveform = as_waveform(waveform)
     if not config.enabled:
         return waveform
-    tagged = tf.random.fold_in(_stateless_seed(seed), _AUGMENT_TAG)
+    tagged = tf.random.fold_in(stateless_seed(seed), _AUGMENT_TAG)
     seeds = split_seed(tagged, 8)
     rate = config.sample_rate
     if config.speed_enabled:

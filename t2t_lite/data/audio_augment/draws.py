@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from t2t_lite.data.audio_features import _stateless_seed
+from t2t_lite.data.random_seeds import stateless_seed
 
 _PROB_SCALE = 1 << 24  # probabilities are compared as integers (same under XLA)
 
 
 def split_seed(seed, num: int) -> list[tf.Tensor]:
     """`num` independent int64 `[2]` seeds from one (low 32 bits kept, as XLA reads)."""
-    seeds = tf.random.split(_stateless_seed(seed), num)
-    return [_stateless_seed(seeds[index]) for index in range(num)]
+    seeds = tf.random.split(stateless_seed(seed), num)
+    return [stateless_seed(seeds[index]) for index in range(num)]
 
 
 def uniform_index(seed: tf.Tensor, count) -> tf.Tensor:

@@ -15,8 +15,8 @@ import tensorflow as tf
 
 from t2t_lite.data.audio_augment.draws import split_seed, uniform, uniform_index
 from t2t_lite.data.audio_augment.waveform import as_waveform, clip_to_unit_range, next_fast_length
-from t2t_lite.data.audio_features import _stateless_seed
 from t2t_lite.data.audio_io import SAMPLE_RATE, audio_files_under, read_audio
+from t2t_lite.data.random_seeds import stateless_seed
 
 
 def _active_power(waveform: tf.Tensor, block: int, relative_db: float = -40.0) -> tf.Tensor:
@@ -80,7 +80,7 @@ def colored_noise(
     magnitudes = tf.pow(tf.maximum(hertz, min_hertz) / min_hertz, exponent)
     magnitudes *= tf.cast(bins > 0, tf.float32)  # no DC
     phases = tf.random.stateless_uniform(
-        tf.shape(bins), seed=_stateless_seed(seed), minval=0.0, maxval=2 * np.pi
+        tf.shape(bins), seed=stateless_seed(seed), minval=0.0, maxval=2 * np.pi
     )
     spectrum = tf.complex(magnitudes * tf.cos(phases), magnitudes * tf.sin(phases))
     noise = tf.signal.irfft(spectrum, fft_length=length[tf.newaxis])

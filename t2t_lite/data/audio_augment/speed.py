@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from t2t_lite.data.audio_augment.draws import uniform_index
 from t2t_lite.data.audio_augment.waveform import as_waveform, clip_to_unit_range, next_fast_length
-from t2t_lite.data.audio_features import _stateless_seed
+from t2t_lite.data.random_seeds import stateless_seed
 
 _MAX_DENOMINATOR = 64  # speed factors are taken as fractions p / q, q <= 64
 _RESAMPLE_BLOCK = 64  # resampling FFT lengths are multiples of 64 * p (and 64 * q)
@@ -82,7 +82,7 @@ def speed_perturb(waveform, factors: Sequence[float], seed=None) -> tf.Tensor:
     fractions_ = [speed_fraction(float(factor)) for factor in factors]
     if all(fraction == 1 for fraction in fractions_):
         return waveform
-    index = uniform_index(_stateless_seed(seed), len(fractions_))
+    index = uniform_index(stateless_seed(seed), len(fractions_))
     p = tf.gather(tf.constant([f.numerator for f in fractions_], tf.int32), index)
     q = tf.gather(tf.constant([f.denominator for f in fractions_], tf.int32), index)
     return tf.cond(

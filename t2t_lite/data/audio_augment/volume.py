@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from t2t_lite.data.audio_augment.draws import uniform
 from t2t_lite.data.audio_augment.waveform import as_waveform, clip_to_unit_range
-from t2t_lite.data.audio_features import _stateless_seed
+from t2t_lite.data.random_seeds import stateless_seed
 
 
 def volume_perturb(waveform, min_gain_db: float, max_gain_db: float, seed=None) -> tf.Tensor:
@@ -28,5 +28,5 @@ def volume_perturb(waveform, min_gain_db: float, max_gain_db: float, seed=None) 
     waveform = as_waveform(waveform)
     if min_gain_db > max_gain_db:
         raise ValueError(f"min_gain_db {min_gain_db} is above max_gain_db {max_gain_db}.")
-    gain_db = uniform(_stateless_seed(seed), float(min_gain_db), float(max_gain_db))
+    gain_db = uniform(stateless_seed(seed), float(min_gain_db), float(max_gain_db))
     return clip_to_unit_range(waveform * tf.pow(10.0, gain_db / 20.0))

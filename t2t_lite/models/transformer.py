@@ -268,7 +268,10 @@ class Transformer(keras.Model):
 
     # -- training-time computation --------------------------------------------------
 
-    def _add_position(self, x, start_index=0):
+    def add_position(self, x, start_index=0):
+        """`x` `[batch, length, hidden]` with the timing signal of positions
+        `start_index..` added (`pos="timing"`; else unchanged): the encoder,
+        the decoder, one decode step and a streamed chunk all position this way."""
         return self.timing_signal(x, start_index=start_index) if self.pos == "timing" else x
 
     def encode(self, features: dict, training=None, chunk_frames=None):
@@ -294,7 +297,7 @@ class Transformer(keras.Model):
                 lengths = ops.cast(ops.reshape(lengths, (-1, 1)), "int32")
                 nonpadding = ops.cast(positions < lengths, "float32")
             x, nonpadding = self.speech_front_end(inputs, nonpadding)
-        x = self.encoder_dropout(self._add_position(x), training=training)
+        x = self.encoder_dropout(self.add_position(x), training=training)
         if chunk_frames is None and training and self.config.use_dynamic_chunk:
             chunk_frames = draw_chunk_frames(ops.shape(x)[1], self.chunk_seed)
         attention_mask = None
@@ -311,7 +314,7 @@ class Transformer(keras.Model):
         """Teacher-forced decoder: float32 logits for every target position."""
         decoder_inputs = shift_right(ops.cast(targets, "int32"))
         y = self.target_embedding(decoder_inputs)
-        y = self.decoder_dropout(self._add_position(y), training=training)
+        y = self.decoder_dropout(self.add_position(y), training=training)
         for layer in self.decoder_layers:
             y = layer(y, memory, memory_mask, training=training)
         return self.softmax.logits(self.decoder_norm(y))
@@ -385,7 +388,7 @@ class Transformer(keras.Model):
             `(logits [batch, vocab] float32, new_cache)`.
         """
         y = self.target_embedding(ops.cast(previous_ids, "int32")[:, None])
-        y = self._add_position(y, start_index=step)
+        y = self.add_position(y, start_index=step)
         new_cache = {}
         if "memory_mask" in cache:
             new_cache["memory_mask"] = cache["memory_mask"]

@@ -101,7 +101,7 @@ class StreamingEncoder:
         needed = SpeechFrontEnd.input_frames_seen(first_output + size - 1)[1] + 1
         window = features[:, first_frame : ops.minimum(total_frames, needed)]
         x, _ = model.speech_front_end(window, ops.ones(ops.shape(window)[:2]))
-        x = model._add_position(x[:, :size], start_index=first_output)
+        x = model.add_position(x[:, :size], start_index=first_output)
         new_caches = []
         for layer, cache in zip(model.encoder_layers, caches, strict=True):
             x, cache = layer.stream(x, cache)

@@ -3,10 +3,10 @@
 `"constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size"` multiplies
 `learning_rate_constant`, `min(1, step / warmup)`,
 `rsqrt(max(step, warmup))` and `hidden_size ** -0.5`, with T2T's
-definitions of each factor (`utils/learning_rate.py`). `step` counts
-optimizer updates done so far: Keras passes `optimizer.iterations`, which
-with gradient accumulation is already the batch count divided by
-`optimizer_multistep_accumulate_steps`, as T2T divided its global step.
+definitions of each factor (`utils/learning_rate.py`). `step` is T2T's
+global step divided by `optimizer_multistep_accumulate_steps` (as a float,
+as T2T divided it): Keras 3 calls the schedule with the batch count (its
+`_iterations`, not the update count `iterations`), so the schedule divides.
 """
 
 from __future__ import annotations
@@ -33,9 +33,10 @@ FACTOR_HPARAMS = {
     ),
     "rsqrt_hidden_size": ("hidden_size",),
 }
+ACCUMULATE = "optimizer_multistep_accumulate_steps"
 SCHEDULE_HPARAMS = (
     "learning_rate_schedule",
-    "optimizer_multistep_accumulate_steps",
+    ACCUMULATE,
     *sorted({name for names in FACTOR_HPARAMS.values() for name in names}),
 )
 
@@ -58,7 +59,7 @@ def parse_schedule(schedule: str) -> list[str]:
 
 @keras.saving.register_keras_serializable(package="t2t_lite")
 class T2TSchedule(keras.optimizers.schedules.LearningRateSchedule):
-    """The learning rate at an optimizer step, from T2T's schedule string.
+    """The learning rate after a number of batches, from T2T's schedule string.
 
     Args:
         schedule: factor names joined by `*`.
@@ -82,11 +83,9 @@ class T2TSchedule(keras.optimizers.schedules.LearningRateSchedule):
     def from_hparams(cls, hparams: HParams, train_steps: int = 0) -> T2TSchedule:
         names = parse_schedule(hparams.learning_rate_schedule)
         needed = {n for name in names for n in FACTOR_HPARAMS[name]}
-        return cls(
-            hparams.learning_rate_schedule,
-            {name: hparams.get(name) for name in sorted(needed)},
-            train_steps,
-        )
+        values = {name: hparams.get(name) for name in sorted(needed)}
+        values[ACCUMULATE] = hparams.get(ACCUMULATE, 0)
+        return cls(hparams.learning_rate_schedule, values, train_steps)
 
     def _factor(self, name: str, step: tf.Tensor) -> tf.Tensor:
         v = self.values
@@ -111,8 +110,9 @@ class T2TSchedule(keras.optimizers.schedules.LearningRateSchedule):
             return tf.pow(float(v["learning_rate_decay_rate"]), tf.maximum(progress, 0.0))
         return tf.constant(v["hidden_size"] ** -0.5, tf.float32)  # rsqrt_hidden_size
 
-    def __call__(self, step):
-        step = tf.cast(step, tf.float32)
+    def __call__(self, batches):
+        # T2T's `_global_step`: batches per update divided out.
+        step = tf.cast(batches, tf.float32) / float(max(self.values.get(ACCUMULATE) or 1, 1))
         rate = tf.constant(1.0, tf.float32)
         for name in self.names:
             rate *= self._factor(name, step)

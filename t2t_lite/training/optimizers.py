@@ -50,18 +50,18 @@ def batch_counter(optimizer: keras.optimizers.Optimizer):
     That is T2T's global step, which `train_steps`, checkpoints and logs
     count. Keras's public `iterations` counts updates instead: with gradient
     accumulation it is `floor(batches / accumulate_steps)`, a tensor rather
-    than a variable, and it is what the learning-rate schedule is given (T2T
-    divided its global step the same way for the schedule). Keras 3 keeps the
-    batch count in the optimizer's `_iterations` variable (inside a
-    `LossScaleOptimizer`, its inner optimizer's).
+    than a variable. Keras 3 keeps the batch count in the optimizer's
+    `_iterations` variable (inside a `LossScaleOptimizer`, its inner
+    optimizer's) and calls the learning-rate schedule with it
+    (`T2TSchedule` divides by the accumulation, as T2T did).
     """
     inner = getattr(optimizer, "inner_optimizer", optimizer)
     return inner._iterations
 
 
 def scheduled_learning_rate(optimizer: keras.optimizers.Optimizer) -> float:
-    """The learning-rate schedule's value at the optimizer's update count
-    (`iterations`), as the trainer logs it.
+    """The learning-rate schedule's value at the optimizer's batch count, as
+    Keras applies it and the trainer logs it.
 
     Keras 3 keeps the schedule in `_learning_rate` and has no public getter
     for it (its `learning_rate` property evaluates it at the batch count).
@@ -70,7 +70,7 @@ def scheduled_learning_rate(optimizer: keras.optimizers.Optimizer) -> float:
     inner = getattr(optimizer, "inner_optimizer", optimizer)
     schedule = inner._learning_rate
     if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
-        return float(schedule(optimizer.iterations))
+        return float(schedule(batch_counter(optimizer)))
     return float(optimizer.learning_rate)
 
 

@@ -2,6 +2,7 @@
 
 import math
 
+import keras
 import pytest
 
 from t2t_lite import registry
@@ -47,12 +48,28 @@ def test_other_factors():
     assert float(tpu(40000)) == pytest.approx(40000**-0.5)
 
 
-def test_accumulation_leaves_the_update_count_to_keras():
-    # Keras gives the schedule `iterations`, already batches // accumulate
-    # steps (T2T's divided global step); the schedule must not divide again.
-    hparams = registry.hparams("transformer_base").parse("optimizer_multistep_accumulate_steps=4")
+def test_accumulation_divides_the_batch_count_keras_gives_the_schedule():
+    """Keras 3 calls the schedule with its batch count (`_iterations`); T2T
+    divided its global step by the accumulation. With 4 batches an update,
+    the rate applied at the 2nd update is the schedule's at step 8 / 4 less
+    one batch: measured on an SGD step of a constant gradient."""
+    hparams = registry.hparams("transformer_base").parse(
+        "optimizer_multistep_accumulate_steps=4,learning_rate_schedule=linear_warmup,"
+        "learning_rate_warmup_steps=100"
+    )
     schedule = T2TSchedule.from_hparams(hparams)
-    assert float(schedule(4000)) == pytest.approx(t2t_base_rate(4000), rel=1e-6)
+    assert float(schedule(40)) == pytest.approx(40 / 4 / 100)  # not 40 / 100
+    optimizer = keras.optimizers.SGD(learning_rate=schedule, gradient_accumulation_steps=4)
+    weight = keras.Variable(0.0)
+    optimizer.build([weight])
+    moves = []
+    for _ in range(8):
+        before = float(weight.numpy())
+        optimizer.apply_gradients([(keras.ops.convert_to_tensor(1.0), weight)])
+        moves.append(before - float(weight.numpy()))
+    # Updates at the 4th and 8th batch, when Keras's count is 3 and 7.
+    assert moves[3] == pytest.approx(3 / 4 / 100) and moves[7] == pytest.approx(7 / 4 / 100)
+    assert moves[:3] == moves[4:7] == [0.0, 0.0, 0.0]
 
 
 def test_unknown_and_legacy_factors_are_errors():

@@ -41,6 +41,7 @@ from t2t_lite.data import (
     causal_normalization,
     digital_silence,
     spec_augment,
+    spectral_envelope,
 )
 from t2t_lite.hparam import HParams
 
@@ -62,6 +63,8 @@ AUDIO_HPARAMS = {
     # t2t-lite addition: causal statistics for streaming (causal_normalization.py).
     "audio_causal_normalization": False,
     causal_normalization.PRIOR_FRAMES: 0,  # training-set statistics' weight
+    # t2t-lite addition: envelope augmentation (spectral_envelope.py), 0 = off.
+    "aug_envelope_db": 0.0,
     "specaugment_freq_masks": 0,
     "specaugment_freq_mask_width": 27,
     "specaugment_time_masks": 0,
@@ -165,6 +168,8 @@ def unnormalized_features(
     # The batch is cut to its longest row, as the input pipeline pads it, so
     # the decode length (and the work) ignores a client's extra padding.
     log_mel = log_mel[:, :frames]
+    if training and hparams.get("aug_envelope_db", 0.0) > 0:
+        log_mel = spectral_envelope.perturb_envelope(log_mel, hparams.aug_envelope_db, seed)
     real = tf.sequence_mask(frame_lengths, frames)
     silent = digital_silence.digital_silence_frames(
         waveforms,

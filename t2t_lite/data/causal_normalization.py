@@ -12,14 +12,13 @@ from its own percentile). A frame's features then depend on the audio up to
 its own window and the delta-deltas' 4 frames of look-ahead only, as
 streaming needs (Kaldi's online CMVN is the same idea over a sliding window).
 
-The first frames' statistics come from a handful of frames, and a model
-trained on them pays for it (1.2 points of WER on the streaming quick
-start). With hparam `audio_normalization_prior_frames` = N > 0 the running
-statistics start from the training set's, worth N frames (`Prior`): WeNet's
-global CMVN, which is fixed, blended into running statistics that follow the
-speaker. `normalization_prior.py` computes it at the trainer's start; it is
-kept in the run's hparams (`PRIOR_MEAN`, `PRIOR_MEAN_SQUARE`), so the
-decoder and every export featurize with it.
+An utterance's first frames would be normalized by a handful of frames
+(the first by itself, to 0). With hparam `audio_normalization_prior_frames`
+= N > 0 the running statistics start from the training set's, worth N
+frames (`Prior`): WeNet's global CMVN, which is fixed, blended into running
+statistics that follow the speaker. `normalization_prior.py` computes it
+at the trainer's start; it is kept in the run's hparams (`PRIOR_MEAN`,
+`PRIOR_MEAN_SQUARE`), so the decoder and every export featurize with it.
 
 Example:
 >>> import tensorflow as tf

@@ -7,11 +7,15 @@ the training set's statistics worth `audio_normalization_prior_frames`
 frames, it is not. This module computes those statistics the way the
 featurization uses them (`speech_features.unnormalized_features`: after the
 digital-silence fill and delta-deltas, over the sounding real frames) from
-the first `PRIOR_UTTERANCES` training utterances, taken from every shard in
-turn, and keeps them in the run's hparams. WeNet computes its global CMVN
-the same way at data preparation (`compute_cmvn_stats.py`); here the trainer
-does it at its start, so data made by any datagen serves, and a resumed run
-reads the statistics it saved rather than computing them again.
+`PRIOR_UTTERANCES` training utterances spread evenly over the training split
+in datagen's order (readers yield a corpus speaker by speaker, so the first
+400 would be one voice), and keeps them in the run's hparams. WeNet
+computes its global CMVN at data preparation (`compute_cmvn_stats.py`);
+here the trainer does it at its start, so data made by any datagen serves,
+and a resumed run reads the statistics it saved rather than computing them
+again. Finding the spread utterances reads the whole training split once
+(no featurization: seconds for the built-in corpus, minutes for all of
+LibriSpeech).
 
 Example:
 >>> prior = add_training_prior(hparams, problem, data_dir, output_dir)  # doctest: +SKIP
@@ -26,7 +30,7 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite import run_dir
-from t2t_lite.data import causal_normalization
+from t2t_lite.data import causal_normalization, shards
 from t2t_lite.data.problem import TRAIN, Problem
 from t2t_lite.data.speech_features import unnormalized_features
 from t2t_lite.hparam import HParams
@@ -48,7 +52,14 @@ class FeatureStatistics:
 
 
 def feature_statistics(waveforms, hparams: HParams) -> FeatureStatistics:
-    """Statistics of the sounding real frames of `waveforms` (float32 arrays).
+    """Statistics of the sounding real frames of `waveforms`.
+
+    Args:
+        waveforms: float32 arrays at the model's sample rate.
+        hparams: the run's `audio_*` hparams (featurized without dither).
+
+    Returns:
+        Their `FeatureStatistics`.
 
     Raises:
         ValueError: no waveform has a sounding frame.
@@ -89,12 +100,28 @@ def feature_statistics(waveforms, hparams: HParams) -> FeatureStatistics:
 
 
 def training_waveforms(problem: Problem, data_dir: str, count: int = PRIOR_UTTERANCES):
-    """The first `count` training waveforms, one from each shard in turn."""
+    """`count` training waveforms spread evenly over the training split.
+
+    Args:
+        problem: a speech problem whose training shards are in `data_dir`.
+        data_dir: where they are.
+        count: how many (all of them if the split has fewer).
+
+    Yields:
+        float32 waveforms: every `records // count`-th utterance in the
+        order datagen wrote them (`shards.write_shards` deals them round
+        robin, so reading one record of each shard in turn restores it).
+    """
     paths = problem.require_data(data_dir, TRAIN)
     records = tf.data.Dataset.from_tensor_slices(paths).interleave(
         tf.data.TFRecordDataset, cycle_length=len(paths), block_length=1
     )
-    for record in records.take(count):
+    lengths = shards.read_manifest_lengths(data_dir, problem.name, TRAIN)
+    if lengths:
+        total = len(next(iter(lengths.values())))
+    else:  # no manifest: count them (one more read)
+        total = int(records.reduce(0, lambda n, _: n + 1))
+    for record in records.shard(max(1, total // count), 0).take(count):
         yield problem.decode_example(record)["waveform"].numpy()
 
 

@@ -1,9 +1,10 @@
 """Seeds for TF's stateless random ops that give the same draws everywhere.
 
 The featurization's and augmentations' randomness (dither, SpecAugment,
-speed, volume, noise) is drawn by stateless ops keyed by an example's seed,
-so an example is augmented alike in eager mode, `tf.function`, XLA and
-`tf.data`.
+speed, volume, noise, envelope) is drawn by stateless ops keyed by an
+example's seed, so an example is augmented alike in eager mode,
+`tf.function` and `tf.data`; integer draws (dither's bits, SpecAugment's
+bands, speed's choice) also under XLA, whose float draws differ.
 """
 
 from __future__ import annotations

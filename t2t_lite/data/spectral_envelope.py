@@ -6,7 +6,7 @@ with the whole utterance's mean; a streaming model's causal statistics
 cannot (`causal_normalization.py`: they know only the frames so far), so it
 is taught to ignore it instead: in training, each utterance's log-mel
 frames get the same random curve over the mel bins, a sum of
-`ENVELOPE_TERMS` cosines (a tilt and two broader bends) each of amplitude
+`ENVELOPE_TERMS` cosines (a tilt and two finer bends) each of amplitude
 drawn uniformly in `[-aug_envelope_db, aug_envelope_db]` dB. The curve has
 no flat part: level is the volume augmentation's. Off (0) by default.
 

@@ -15,7 +15,12 @@ from t2t_lite.data.pipeline import PIPELINE_HPARAMS
 from t2t_lite.data.problem import Problem
 from t2t_lite.hparam import HParams
 from t2t_lite.models.transformer_config import MODEL_HPARAMS
-from t2t_lite.training.learning_rate import FACTOR_HPARAMS, SCHEDULE_HPARAMS, parse_schedule
+from t2t_lite.training.learning_rate import (
+    ACCUMULATE,
+    FACTOR_HPARAMS,
+    SCHEDULE_HPARAMS,
+    parse_schedule,
+)
 from t2t_lite.training.optimizers import OPTIMIZER_HPARAMS, optimizer_name
 from t2t_lite.training.train_step import STEP_HPARAMS
 
@@ -46,7 +51,7 @@ def hparams_read(
 ) -> set[str]:
     """The hparams this configuration (model `model_name`) actually reads."""
     read = model_hparams_read(hparams, model_name) | set(PIPELINE_HPARAMS) | set(STEP_HPARAMS)
-    read |= {"learning_rate_schedule", "optimizer_multistep_accumulate_steps", "optimizer"}
+    read |= {"learning_rate_schedule", ACCUMULATE, "optimizer"}
     for factor in parse_schedule(hparams.learning_rate_schedule):
         read |= set(FACTOR_HPARAMS[factor])
     read |= set(OPTIMIZER_HPARAMS[optimizer_name(hparams)])

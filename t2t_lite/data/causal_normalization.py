@@ -68,7 +68,8 @@ class Prior:
 
 
 def prior_wanted(hparams: HParams) -> bool:
-    """Whether `hparams` ask for causal statistics started from a prior."""
+    """Whether `hparams` ask for causal statistics started from a prior
+    (`audio_causal_normalization` and `audio_normalization_prior_frames` > 0)."""
     return bool(hparams.get("audio_causal_normalization", False)) and (
         hparams.get(PRIOR_FRAMES, 0) > 0
     )
@@ -98,7 +99,13 @@ def prior_from_hparams(hparams: HParams) -> Prior | None:
 
 
 def store_prior(hparams: HParams, mean, mean_square) -> None:
-    """Keeps the statistics of a `Prior` in `hparams` (added or replaced)."""
+    """Keeps the statistics of a `Prior` in `hparams` (added or replaced).
+
+    Args:
+        hparams: the run's hparams, changed in place.
+        mean: `[mel_bins, channels]` mean of unnormalized features.
+        mean_square: `[mel_bins, channels]` their mean square.
+    """
     for name, value in ((PRIOR_MEAN, mean), (PRIOR_MEAN_SQUARE, mean_square)):
         flat = [float(x) for x in np.asarray(value, np.float64).reshape(-1)]
         if name in hparams:

@@ -32,12 +32,15 @@ _ENVELOPE_TAG = 0x456E76  # "Env": its own random stream, apart from dither's
 
 
 def random_envelope(num_bins, max_db: float, seed=None) -> tf.Tensor:
-    """float32 `[num_bins]`: a random curve in log-magnitude units.
+    """A random smooth curve over the mel bins.
 
     Args:
         num_bins: mel bins.
         max_db: each cosine term's largest amplitude, in dB.
         seed: int or int `[2]` (None: a fresh draw).
+
+    Returns:
+        float32 `[num_bins]` in log-magnitude units, mean 0.
     """
     seed = tf.random.fold_in(stateless_seed(seed), _ENVELOPE_TAG)
     amplitudes = tf.random.stateless_uniform(
@@ -49,8 +52,16 @@ def random_envelope(num_bins, max_db: float, seed=None) -> tf.Tensor:
 
 
 def perturb_envelope(log_mel, max_db: float, seed=None) -> tf.Tensor:
-    """`log_mel` `[batch, frames, bins, channels]` plus one `random_envelope`
-    per call, the same in every frame and row."""
+    """Log-mel frames with one random envelope added.
+
+    Args:
+        log_mel: float32 `[batch, frames, bins, channels]`.
+        max_db: as `random_envelope`'s.
+        seed: as `random_envelope`'s.
+
+    Returns:
+        `log_mel` plus one `random_envelope`, the same in every frame and row.
+    """
     log_mel = tf.convert_to_tensor(log_mel, tf.float32)
     envelope = random_envelope(tf.shape(log_mel)[2], max_db, seed)
     return log_mel + envelope[None, None, :, None]

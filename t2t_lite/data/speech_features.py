@@ -10,7 +10,9 @@ steps, T2T's front end with two additions for real recordings:
    after the last nonzero sample cut off
    (`digital_silence.trim_digital_silence`; not in T2T);
 2. T2T's log-mel filterbank (80 bins, 25 ms / 10 ms frames, pre-emphasis
-   0.97, 20-8000 Hz; triangular dither of 1/32767 in training only);
+   0.97, 20-8000 Hz; triangular dither of 1/32767 in training only; in
+   training with `aug_envelope_db` > 0, a random spectral envelope,
+   `spectral_envelope.py`);
 3. frames of exact digital silence take the utterance's own quiet level
    (`digital_silence.fill_digital_silence`; not in T2T);
 4. delta-deltas (T2T's);

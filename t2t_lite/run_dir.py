@@ -42,11 +42,22 @@ def load_hparams(output_dir: str) -> HParams:
         return HParams.from_json(handle.read())
 
 
-def save_or_check_hparams(output_dir: str, hparams: HParams) -> None:
-    """Saves hparams.json, or refuses a resume whose hparams differ from it."""
+def save_or_check_hparams(output_dir: str, hparams: HParams, problem=None) -> None:
+    """Saves hparams.json, or refuses a resume whose hparams differ from it.
+
+    Args:
+        output_dir: the run's directory.
+        hparams: the hparams this run trains with.
+        problem: when given, a problem hparam the saved run lacks (it was
+            saved before the hparam existed) counts as the problem's
+            default, the value that run trained with, as the decoder reads
+            such a run (`Problem.add_hparams`).
+    """
     path = os.path.join(output_dir, HPARAMS_FILE)
     if tf.io.gfile.exists(path):
         saved = load_hparams(output_dir)
+        if problem is not None:
+            problem.add_hparams(saved)
         differing = saved.differences(hparams)
         if differing:
             details = ", ".join(

@@ -229,7 +229,7 @@ def main(argv: list[str]) -> int:
     if training:
         _add_normalization_prior(problem, hparams)
     if training and strategies.is_chief(strategy):
-        run_dir.save_or_check_hparams(FLAGS.output_dir, hparams)
+        run_dir.save_or_check_hparams(FLAGS.output_dir, hparams, problem)
         run_dir.save_flags(FLAGS.output_dir, common.flag_values())
     common.warn_unread_hparams(hparams, problem, model_name)
     try:

@@ -69,10 +69,21 @@ class Prior:
 
 def prior_wanted(hparams: HParams) -> bool:
     """Whether `hparams` ask for causal statistics started from a prior
-    (`audio_causal_normalization` and `audio_normalization_prior_frames` > 0)."""
-    return bool(hparams.get("audio_causal_normalization", False)) and (
-        hparams.get(PRIOR_FRAMES, 0) > 0
-    )
+    (`audio_causal_normalization` and `audio_normalization_prior_frames` > 0).
+
+    Raises:
+        ValueError: a prior without causal normalization (per-utterance
+            statistics have no running count for it to start).
+    """
+    frames = hparams.get(PRIOR_FRAMES, 0)
+    causal = bool(hparams.get("audio_causal_normalization", False))
+    if frames > 0 and not causal:
+        raise ValueError(
+            f"hparams set {PRIOR_FRAMES}={frames} without audio_causal_normalization: "
+            f"the prior only starts causal running statistics; set "
+            f"audio_causal_normalization=true or {PRIOR_FRAMES}=0."
+        )
+    return frames > 0
 
 
 def prior_from_hparams(hparams: HParams) -> Prior | None:

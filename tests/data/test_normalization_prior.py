@@ -81,8 +81,16 @@ def test_a_resumed_run_reads_the_prior_it_saved(problem_and_data, tmp_path):
     run_dir.save_or_check_hparams(str(tmp_path), resumed)  # the resume check passes
 
 
-def test_hparams_without_causal_normalization_get_no_prior(problem_and_data, tmp_path):
+def test_a_prior_without_causal_normalization_is_refused(problem_and_data, tmp_path):
     problem, data_dir = problem_and_data
     hparams = create_hparams("transformer_tiny", "audio_normalization_prior_frames=100", problem)
+    with pytest.raises(ValueError, match="without audio_causal_normalization"):
+        add_training_prior(hparams, problem, data_dir, str(tmp_path))
+    assert causal_normalization.PRIOR_MEAN not in hparams
+
+
+def test_hparams_without_a_prior_get_none(problem_and_data, tmp_path):
+    problem, data_dir = problem_and_data
+    hparams = create_hparams("transformer_tiny", "audio_causal_normalization=True", problem)
     assert add_training_prior(hparams, problem, data_dir, str(tmp_path)) is None
     assert causal_normalization.PRIOR_MEAN not in hparams

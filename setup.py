@@ -67,7 +67,7 @@ setup(
         ],
         # On-device inference: LiteRT's interpreter runs the TFLite export
         # (t2t_lite/litert/ imports no TensorFlow).
-        "litert": ["ai-edge-litert>=2.0", "soundfile>=0.12"],
+        "litert": ["ai-edge-litert>=2.0", "soundfile>=0.12", "scipy>=1.10"],
         "test": [
             "pytest>=8.2",  # tests import tests.helpers under --import-mode=importlib
             "pytest-xdist>=3.5",

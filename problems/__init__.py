@@ -4,4 +4,10 @@ Importing this package registers every problem; `t2t_lite.registry` does so
 on its first lookup.
 """
 
-from t2t_lite.problems import algorithmic, librispeech, spoken_synth, translate  # noqa: F401
+from t2t_lite.problems import (  # noqa: F401
+    algorithmic,
+    librispeech,
+    speechocean762,
+    spoken_synth,
+    translate,
+)

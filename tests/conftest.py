@@ -74,27 +74,43 @@ def file_server():
     return FileServer
 
 
-def _find_librispeech_mini() -> pathlib.Path | None:
-    """`$T2T_LITE_TESTDATA`, else `shared/testdata/librispeech_mini` beside the
-    clone or beside any folder above it: clones live at different depths (the
-    workplace's checkout, CI's clean clone, a clone made to try CI by hand)."""
-    if os.environ.get("T2T_LITE_TESTDATA"):
-        candidates = [pathlib.Path(os.environ["T2T_LITE_TESTDATA"])]
+def _find_testdata(folder_name: str, inside: str, env: str) -> pathlib.Path | None:
+    """`$<env>`, else `shared/testdata/<folder_name>` beside the clone or beside
+    any folder above it (clones live at different depths: the workplace's
+    checkout, CI's clean clone, a clone made to try CI by hand); the folder
+    must hold `inside`."""
+    if os.environ.get(env):
+        candidates = [pathlib.Path(os.environ[env])]
     else:
         above = pathlib.Path(__file__).resolve().parents
-        candidates = [folder / "shared" / "testdata" / "librispeech_mini" for folder in above]
-    return next((c for c in candidates if (c / "LibriSpeech").is_dir()), None)
+        candidates = [folder / "shared" / "testdata" / folder_name for folder in above]
+    return next((c for c in candidates if (c / inside).is_dir()), None)
 
 
 @pytest.fixture(scope="session")
 def librispeech_mini() -> pathlib.Path:
     """The four real LibriSpeech utterances, in LibriSpeech's own layout
     (`<root>/LibriSpeech/<subset>/<speaker>/<chapter>/`, see its SOURCES.txt)."""
-    root = _find_librispeech_mini()
+    root = _find_testdata("librispeech_mini", "LibriSpeech", "T2T_LITE_TESTDATA")
     if root is None:
         pytest.skip(
             "real LibriSpeech test audio not found: set T2T_LITE_TESTDATA to a "
             "librispeech_mini folder, or clone beside shared/testdata/"
+        )
+    return root
+
+
+@pytest.fixture(scope="session")
+def speechocean762_mini() -> pathlib.Path:
+    """30 real speechocean762 recordings (6 speakers, children and adults) in the
+    corpus's own layout: `<root>/speechocean762/{train,test,WAVE}` (see its SOURCES.txt)."""
+    root = _find_testdata(
+        "speechocean762_mini", "speechocean762/train", "T2T_LITE_SPEECHOCEAN762_TESTDATA"
+    )
+    if root is None:
+        pytest.skip(
+            "real speechocean762 test audio not found: set T2T_LITE_SPEECHOCEAN762_TESTDATA "
+            "to a speechocean762_mini folder, or clone beside shared/testdata/"
         )
     return root
 

@@ -51,7 +51,7 @@ from t2t_lite.cli import common
 from t2t_lite.data import shards
 from t2t_lite.data.audio_io import AudioError, read_audio
 from t2t_lite.data.problem import EVAL, TEST
-from t2t_lite.decoding import scoring, subtitles
+from t2t_lite.decoding import scoring, speaker_groups, subtitles
 from t2t_lite.decoding.decode import BatchDecoder, decode_hparams
 from t2t_lite.decoding.input_limits import max_input_tokens
 from t2t_lite.decoding.inputs import (
@@ -271,7 +271,17 @@ def _decode_split(settings, decoder, decode_hp, split: str, target: str) -> str:
     write_atomically(target + ".inputs", "\n".join(d["input"] or "" for d in decoded) + "\n")
     scores = scoring.score(scoring.decode_metrics(problem), hypotheses, references)
     scores["examples"] = len(decoded)
-    write_atomically(target + ".metrics.json", json.dumps(scores, indent=2, sort_keys=True))
+    breakdown = {}
+    if settings.problem.input_modality == "speech":
+        breakdown = speaker_groups.speaker_breakdown(
+            hypotheses,
+            references,
+            [d["input"] or "" for d in decoded],
+            speaker_groups.read_speakers(problem, data_dir, split),
+        )
+    write_atomically(
+        target + ".metrics.json", json.dumps({**scores, **breakdown}, indent=2, sort_keys=True)
+    )
     if settings.problem.input_modality == "speech" and decoder.timed_words:
         _write_word_times(target, decoded, [d["input"] or "" for d in decoded])
     summary = ", ".join(
@@ -280,7 +290,10 @@ def _decode_split(settings, decoder, decode_hp, split: str, target: str) -> str:
         else f"{name} {value}"
         for name, value in scores.items()
     )
-    return f"{problem.name} {split}: {summary} (hypotheses in {target})"
+    message = f"{problem.name} {split}: {summary} (hypotheses in {target})"
+    if breakdown:
+        message += f"\n{problem.name} {split} by speaker: {speaker_groups.summary_line(breakdown)}"
+    return message
 
 
 def _streaming_report(transcriber: StreamingTranscriber, target: str) -> str:

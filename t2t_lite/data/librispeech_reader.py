@@ -22,35 +22,26 @@ skipped and counted in `report.skipped` under one of the `SKIP_*` reasons.
 
 from __future__ import annotations
 
-import collections
-import concurrent.futures
 import os
-import sys
 from collections.abc import Iterator, Sequence
 
-import soundfile
-
-from t2t_lite.data import audio_io
 from t2t_lite.data.audio_io import AUDIO_EXTENSIONS
 from t2t_lite.data.problem import DataError, SplitReport
 from t2t_lite.data.speech_problem import Utterance
+from t2t_lite.data.utterance_files import (  # noqa: F401 (SKIP_*: part of this API)
+    SKIP_CORRUPT_AUDIO,
+    SKIP_EMPTY_AUDIO,
+    UtteranceFile,
+    read_utterance_files,
+)
 
 TRANSCRIPT_SUFFIX = ".trans.txt"
 
-SKIP_CORRUPT_AUDIO = "corrupt audio"
-SKIP_EMPTY_AUDIO = "empty audio"
 SKIP_NO_AUDIO = "transcript line with no audio"
 SKIP_NO_TRANSCRIPT = "audio with no transcript"
 SKIP_NON_UTF8 = "non-UTF-8 transcript"
 SKIP_EMPTY_TRANSCRIPT = "empty transcript"  # the name SpeechRecognitionProblem uses
 SKIP_DUPLICATE = "duplicate transcript line"
-
-_MAX_SKIP_MESSAGES = 20  # per call: name the first bad files, count the rest
-_TASKS_PER_WORKER = 8  # read-ahead window, bounds the decoded audio held in memory
-
-
-def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def librispeech_dir(root: str | os.PathLike) -> str:
@@ -176,50 +167,6 @@ def list_utterances(
     return items
 
 
-def _skip_reason(path: str) -> str:
-    """Why `read_audio` refused `path`: empty (no samples) or corrupt."""
-    try:
-        if os.path.getsize(path) == 0 or soundfile.info(path).frames == 0:
-            return SKIP_EMPTY_AUDIO
-    except (OSError, RuntimeError, soundfile.LibsndfileError):
-        pass
-    return SKIP_CORRUPT_AUDIO
-
-
-def _read(path: str) -> object:
-    """The waveform of `path`, or the exception that reading it raised."""
-    try:
-        return audio_io.read_audio(path)
-    except (ValueError, OSError, RuntimeError) as error:  # AudioError is a ValueError
-        return error
-
-
-def _read_in_order(paths: Sequence[str], workers: int) -> Iterator[object]:
-    """Yields, in the order of `paths`, each file's waveform or exception.
-
-    Threads, not processes: libsndfile decodes with the GIL released (cffi
-    releases it around every C call), so threads use every core with no
-    pickling of waveforms between processes; a process pool would have to
-    spawn (the parent has imported TensorFlow, whose threads make fork
-    unsafe) and each spawned child re-imports `__main__` (the datagen CLI,
-    hence TensorFlow: ~3.5 s and ~600 MB per child). At most
-    `workers * _TASKS_PER_WORKER` files are read ahead (an ordered, bounded
-    `imap`), so decoded audio never piles up faster than it is written.
-    """
-    if workers <= 1 or len(paths) <= 1:
-        yield from map(_read, paths)
-        return
-    window = workers * _TASKS_PER_WORKER
-    with concurrent.futures.ThreadPoolExecutor(workers, "read_audio") as pool:
-        pending: collections.deque = collections.deque()
-        next_index = 0
-        while pending or next_index < len(paths):
-            while next_index < len(paths) and len(pending) < window:
-                pending.append(pool.submit(_read, paths[next_index]))
-                next_index += 1
-            yield pending.popleft().result()
-
-
 def read_librispeech_tree(
     root: str | os.PathLike,
     subsets: Sequence[str],
@@ -255,23 +202,8 @@ def read_librispeech_tree(
       >>> utterances[0].transcript, report.skipped  # doctest: +SKIP
       ('HE COULD WAIT NO LONGER', Counter())
     """
-    items = list_utterances(root, subsets, report)
-    label = "+".join(subsets)
-    total = len(items)
-    done = 0
-    messages = 0
-    paths = [path for _, path, _ in items]
-    results = _read_in_order(paths, workers or os.cpu_count() or 1)
-    for (utterance_id, path, transcript), waveform in zip(items, results, strict=True):
-        done += 1
-        if done % progress_every == 0 and done < total:
-            _log(f"{label}: {done}/{total} audio files read")
-        if isinstance(waveform, Exception):
-            reason = _skip_reason(path)
-            report.skip(reason)
-            messages += 1
-            if messages <= _MAX_SKIP_MESSAGES:
-                _log(f"skipped {path}: {reason} ({waveform})")
-            continue
-        yield Utterance(utterance_id=utterance_id, waveform=waveform, transcript=transcript)
-    _log(f"{label}: {total}/{total} audio files read")
+    listed = list_utterances(root, subsets, report)
+    items = [UtteranceFile(*item) for item in listed]
+    yield from read_utterance_files(
+        items, report, "+".join(subsets), workers=workers, progress_every=progress_every
+    )

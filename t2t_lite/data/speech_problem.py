@@ -1,7 +1,10 @@
 """Speech recognition problems: int16 PCM + transcript in, log-mel frames out.
 
 Stored records hold `waveform` (16 kHz int16 PCM bytes), `transcript`
-(UTF-8), `utterance_id` and `targets` (the encoded transcript + EOS).
+(UTF-8), `utterance_id` and `targets` (the encoded transcript + EOS), and,
+where the corpus says who speaks, `speaker_id`, `speaker_age` (years, -1
+unknown) and `speaker_gender` ("" unknown), so that results can be broken
+down by speaker (`decoding/speaker_groups.py`).
 Featurization happens in the input pipeline, in the TF graph
 (`speech_features.featurize`, the one featurization the decoder and the
 SavedModel use too) and, in training, SpecAugment when its hparams ask for it.
@@ -23,7 +26,25 @@ from t2t_lite.data.speech_features import AUDIO_HPARAMS, PCM_SCALE, SAMPLE_RATE,
 from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder, TextEncoder
 from t2t_lite.hparam import HParams
 
-__all__ = ["AUDIO_HPARAMS", "SAMPLE_RATE", "SpeechRecognitionProblem", "Utterance", "featurize"]
+__all__ = [
+    "AUDIO_HPARAMS",
+    "SAMPLE_RATE",
+    "Speaker",
+    "SpeechRecognitionProblem",
+    "Utterance",
+    "featurize",
+]
+
+UNKNOWN_AGE = -1  # a record's speaker_age when the corpus does not say
+
+
+@dataclasses.dataclass(frozen=True)
+class Speaker:
+    """Who speaks an utterance, as far as the corpus says."""
+
+    speaker_id: str
+    age: int | None = None
+    gender: str | None = None  # the corpus's code, e.g. "m" / "f"
 
 
 @dataclasses.dataclass
@@ -33,6 +54,18 @@ class Utterance:
     utterance_id: str
     waveform: np.ndarray
     transcript: str
+    speaker: Speaker | None = None
+
+
+def _speaker_fields(speaker: Speaker | None) -> dict:
+    """The record's speaker fields; none for a corpus that does not name speakers."""
+    if speaker is None:
+        return {}
+    return {
+        "speaker_id": speaker.speaker_id,
+        "speaker_age": [UNKNOWN_AGE if speaker.age is None else int(speaker.age)],
+        "speaker_gender": speaker.gender or "",
+    }
 
 
 class SpeechRecognitionProblem(Problem):
@@ -73,6 +106,7 @@ class SpeechRecognitionProblem(Problem):
                 "targets": targets + [EOS_ID],
                 "transcript": utterance.transcript,
                 "utterance_id": utterance.utterance_id,
+                **_speaker_fields(utterance.speaker),
             }
 
     def example_spec(self) -> dict:
@@ -81,6 +115,10 @@ class SpeechRecognitionProblem(Problem):
             "targets": tf.io.VarLenFeature(tf.int64),
             "transcript": tf.io.FixedLenFeature([], tf.string),
             "utterance_id": tf.io.FixedLenFeature([], tf.string),
+            # Defaults: records of corpora without speakers, and older shards.
+            "speaker_id": tf.io.FixedLenFeature([], tf.string, default_value=""),
+            "speaker_age": tf.io.FixedLenFeature([], tf.int64, default_value=UNKNOWN_AGE),
+            "speaker_gender": tf.io.FixedLenFeature([], tf.string, default_value=""),
         }
 
     def decode_example(self, serialized):

@@ -3,11 +3,13 @@
     t2t-lite-tflite-transcribe $EXPORT audio.wav [more.flac ...] [--num_threads=1]
 
 `$EXPORT` is what `t2t-lite-exporter --format=tflite` wrote. One line per file
-on stdout: its transcript. Runs with LiteRT, NumPy and soundfile only (no
-TensorFlow). A recording longer than the model's input is split at pauses
-and transcribed whole (`litert.transcriber`). A file it cannot use
-(unreadable, another sample rate) is one line on stderr and exit status 1,
-before any transcript is printed.
+on stdout: its transcript. Runs with LiteRT, NumPy, SciPy and soundfile only
+(no TensorFlow). Files are read as the decoder reads them
+(`data.audio_io.read_audio`: any sample rate resampled to the model's,
+channels mixed to mono). A recording longer than the model's input is split
+at pauses and transcribed whole (`litert.transcriber`). A file it cannot read
+is one line on stderr and an empty line on stdout (so line i still answers
+file i); the other files are transcribed, and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -19,18 +21,10 @@ import numpy as np
 
 
 def _read(path: str, sample_rate: int) -> np.ndarray:
-    import soundfile
+    from t2t_lite.data.audio_io import read_audio  # NumPy, SciPy and soundfile only
 
-    try:
-        samples, rate = soundfile.read(path, dtype="float32", always_2d=True)
-    except (OSError, RuntimeError) as error:  # soundfile raises LibsndfileError (a RuntimeError)
-        raise ValueError(f"{path}: cannot read it as audio ({error}).") from error
-    if rate != sample_rate:
-        raise ValueError(
-            f"{path}: {rate} Hz, but the model takes {sample_rate} Hz; resample it first "
-            f"(for example: sox {path} -r {sample_rate} out.wav)."
-        )
-    return samples.mean(axis=1)  # channels mixed to mono
+    # Not strict: a file with no samples transcribes to "", as the decoder's does.
+    return read_audio(path, sample_rate=sample_rate, strict=False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="t2t-lite-tflite-transcribe", description=__doc__)
     parser.add_argument("export_dir", help="what t2t-lite-exporter --format=tflite wrote")
-    parser.add_argument("audio", nargs="+", help="WAV or FLAC files at the model's sample rate")
+    parser.add_argument("audio", nargs="+", help="WAV or FLAC files, any sample rate")
     parser.add_argument("--num_threads", type=int, default=1)
     args = parser.parse_args(argv)
     try:
@@ -46,14 +40,23 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, KeyError) as error:
         print(f"t2t-lite-tflite-transcribe: error: {args.export_dir}: {error}", file=sys.stderr)
         return 1
-    try:
-        waveforms = [_read(path, transcriber.sample_rate) for path in args.audio]
-    except ValueError as error:
-        print(f"t2t-lite-tflite-transcribe: error: {error}", file=sys.stderr)
-        return 1
-    for waveform in waveforms:
+    failed = 0
+    for path in args.audio:
+        try:
+            waveform = _read(path, transcriber.sample_rate)
+        except ValueError as error:  # AudioError: one sentence naming the file
+            print(f"t2t-lite-tflite-transcribe: error: {error}", file=sys.stderr, flush=True)
+            print(flush=True)
+            failed += 1
+            continue
         print(transcriber.transcribe(waveform)[0], flush=True)
-    return 0
+    if failed:
+        print(
+            f"t2t-lite-tflite-transcribe: {failed} of {len(args.audio)} files could not be "
+            "read (blank lines above); the others were transcribed.",
+            file=sys.stderr,
+        )
+    return 1 if failed else 0
 
 
 def run() -> None:

@@ -165,11 +165,22 @@ def export_tflite(
         VOCABULARY_FILE: Vocabulary.from_encoder(target_encoder).to_json().encode("utf-8"),
         METADATA_FILE: json.dumps(metadata, indent=2, sort_keys=True).encode("utf-8"),
     }
+    mode = _default_file_mode()
     for name, content in files.items():  # each file whole or not at all
         with tempfile.NamedTemporaryFile(dir=directory, delete=False) as handle:
             handle.write(content)
+        # NamedTemporaryFile makes its files 0600; readable as the
+        # SavedModel's are, so a server running as another user can load them.
+        os.chmod(handle.name, mode)
         os.replace(handle.name, os.path.join(directory, name))
     return os.path.join(directory, MODEL_FILE)
+
+
+def _default_file_mode() -> int:
+    """The mode `open()` gives a new file under this process's umask (0644 under 022)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def export_tflite_run(

@@ -7,6 +7,7 @@ and text ids."""
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import textwrap
@@ -163,14 +164,26 @@ def test_exporter_and_runner_commands_transcribe_a_wav_without_tensorflow(
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines() == [expected, expected]
 
-    narrow = tmp_path / "8k.wav"
-    soundfile.write(narrow, wave[::2], 8000)
-    for bad, message in ((narrow, "8000 Hz, but the model takes 16000 Hz"),
-                         (tmp_path / "missing.wav", "cannot read it as audio")):  # fmt: skip
-        refused = run_command(sys.executable, "-c", BLOCK_TENSORFLOW, runner, export_dir, wav, bad)
-        assert refused.returncode == 1 and refused.stdout == ""
-        assert len(refused.stderr.strip().splitlines()) == 1 and message in refused.stderr
-        assert str(bad) in refused.stderr
+    # Files as the decoder reads them: 44.1 kHz stereo gives the 16 kHz mono
+    # recording's transcript.
+    stereo = tmp_path / "44k_stereo.wav"
+    soundfile.write(stereo, np.stack([read_audio(wav, 44100)] * 2, axis=1), 44100)
+    assert LiteRtTranscriber(str(export_dir)).transcribe(read_audio(stereo))[0] == expected
+    # A bad file is one line on stderr and a blank line; the rest are transcribed.
+    missing = tmp_path / "missing.wav"
+    mixed = run_command(
+        sys.executable, "-c", BLOCK_TENSORFLOW, runner, export_dir, stereo, missing, wav
+    )
+    assert mixed.returncode == 1
+    assert mixed.stdout.splitlines() == [expected, "", expected]
+    # LiteRT's own "INFO: Created TensorFlow Lite XNNPACK delegate" aside.
+    errors = [line for line in mixed.stderr.splitlines() if not line.startswith("INFO: ")]
+    assert len(errors) == 2 and str(missing) in errors[0]
+    assert "1 of 3 files could not be read" in errors[1]
+    written = [export_dir / name for name in os.listdir(export_dir)]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert {stat.S_IMODE(os.stat(path).st_mode) for path in written} == {0o666 & ~umask}
 
 
 def test_exporter_refuses_a_bad_quantization_in_one_line(speech_run, tmp_path):

@@ -56,7 +56,8 @@ def render_utterance(
     Returns:
       `(waveform, words)`: float32 mono samples at 16 kHz in [-1, 1],
       identical for identical plans; and one `WordTime` per word of
-      `plan.text`, in that waveform's clock (see `word_times`).
+      `plan.text`, in that waveform's clock (see `word_times`), or none
+      when the plan is not `timed`.
 
     Raises:
       WordMismatchError: eSpeak NG did not speak the text's words one to one.
@@ -84,8 +85,10 @@ def render_utterance(
         )[2]
         return alone[0].phonemes[0][0] if alone and alone[0].phonemes else ""
 
-    starts = word_starts(plan.text, events, first_phoneme)
-    words = locate_words(starts, rate, speech, lead_samples)
+    words = []
+    if plan.timed:
+        starts = word_starts(plan.text, events, first_phoneme)
+        words = locate_words(starts, rate, speech, lead_samples)
     waveform = np.concatenate(
         [np.zeros(lead_samples), speech, np.zeros(round(plan.tail_silence_s * SAMPLE_RATE))]
     )

@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import random
@@ -71,6 +72,12 @@ class CorpusConfig:
       long_pause_s: the pause between the test utterances of a long recording.
       long_pause_noise_db: level of the pauses' white noise below the
         recording's speech level (RMS), in dB.
+      train_sentences: sentences train speaks instead of the grammar's, in
+        turn (cycled), e.g. a real corpus's training transcripts; empty
+        means the grammar. Dev and test still come from the grammar.
+      word_times: time each word at synthesis; a corpus of other sentences
+        turns it off (eSpeak NG speaks "let's" as two words, so its words
+        cannot be timed one to one).
     """
 
     split_sizes: Mapping[str, int] = dataclasses.field(
@@ -89,6 +96,8 @@ class CorpusConfig:
     long_duration_s: tuple[float, float] = (20.0, 120.0)
     long_pause_s: float = 0.5
     long_pause_noise_db: float = 40.0
+    train_sentences: tuple[str, ...] = ()
+    word_times: bool = True
 
     def __post_init__(self) -> None:
         held_out = set(self.test_voices) & set(self.train_voices)
@@ -99,8 +108,10 @@ class CorpusConfig:
             )
         if self.seed < 0:
             raise ValueError(f"seed must be >= 0 (a NumPy seed), got {self.seed}.")
-        if not self.train_voices or not self.test_voices:
-            raise ValueError("CorpusConfig needs at least one train and one test voice.")
+        if not self.train_voices or (self.split_sizes.get("test", 0) and not self.test_voices):
+            raise ValueError(
+                "CorpusConfig needs at least one train voice, and a test voice for a test split."
+            )
         unknown = set(self.split_sizes) - {"train", "dev", "test"}
         if unknown or any(size < 0 for size in self.split_sizes.values()):
             raise ValueError(
@@ -128,6 +139,9 @@ class CorpusConfig:
         parameters = dataclasses.asdict(self)
         parameters["split_sizes"] = dict(sorted(self.split_sizes.items()))
         parameters["grammar"] = grammar_fingerprint()
+        # The sentences' digest, not the sentences (thousands of them).
+        sentences = "\n".join(self.train_sentences).encode("utf-8")
+        parameters["train_sentences"] = hashlib.sha256(sentences).hexdigest()
         parameters["format_version"] = FORMAT_VERSION
         # Round trip so tuples compare equal to the lists read back from JSON.
         return json.loads(json.dumps(parameters))
@@ -167,6 +181,7 @@ class UtterancePlan(_TreeEntry):
     lead_silence_s: float
     tail_silence_s: float
     noise_seed: tuple[int, int, int]  # (corpus seed, split index, position)
+    timed: bool = True  # time its words (CorpusConfig.word_times)
 
 
 SPLITS = ("train", "dev", "test")
@@ -181,6 +196,9 @@ def speaker_ids(config: CorpusConfig) -> dict[str, int]:
 
 def _split_texts(config: CorpusConfig, split: str, taken: set[str]) -> list[str]:
     """`split`'s sentences; dev and test avoid sentences already in `taken` (train)."""
+    if split == "train" and config.train_sentences:
+        sentences = config.train_sentences
+        return [sentences[i % len(sentences)] for i in range(config.split_sizes.get(split, 0))]
     rng = random.Random(f"spoken-text-{config.seed}-{split}")
     texts = []
     for _ in range(config.split_sizes.get(split, 0)):
@@ -249,6 +267,7 @@ def plan_corpus(config: CorpusConfig) -> dict[str, list[UtterancePlan]]:
                             chapter_id=next_chapter,
                             index=index,
                             voice=voice,
+                            timed=config.word_times,
                             **fields,
                         )
                     )

@@ -21,7 +21,7 @@ from t2t_lite.decoding.evaluation import DecodeEvaluator
 from t2t_lite.hparam import HParams
 from t2t_lite.training import strategy as strategies
 from t2t_lite.training.build import build_trainer
-from t2t_lite.training.trainer import Trainer, TrainerConfig, TrainingError
+from t2t_lite.training.trainer import Trainer, TrainerConfig, TrainingError, WarmStartError
 
 SCHEDULES = ("train", "evaluate", "train_and_evaluate", "continuous_eval")
 
@@ -46,6 +46,12 @@ flags.DEFINE_float(
     "eval_timeout_mins",
     240,
     "continuous_eval: stop after waiting this long for a new checkpoint (T2T's flag).",
+)
+flags.DEFINE_string(
+    "warm_start_from",
+    None,
+    "A checkpoint (prefix or run directory) whose model weights start this run; its "
+    "optimizer state and step are not taken (T2T's flag).",
 )
 flags.DEFINE_bool("xla_compile", False, "Compile the training step with XLA.")
 flags.DEFINE_bool(
@@ -90,6 +96,7 @@ def _config(strategy) -> TrainerConfig:
         xla_compile=FLAGS.xla_compile,
         static_shapes=static,
         random_seed=FLAGS.random_seed,
+        warm_start_from=FLAGS.warm_start_from,
     )
 
 
@@ -126,6 +133,7 @@ _TRAINING_ONLY_FLAGS = (
     "generate_data",
     "tmp_dir",
     "deterministic",
+    "warm_start_from",
 )
 
 
@@ -256,7 +264,7 @@ def main(argv: list[str]) -> int:
             trainer.evaluate()
         else:
             _continuous_eval(trainer)
-    except TrainingError as error:
+    except (TrainingError, WarmStartError) as error:
         raise common.CliError(str(error)) from error
     except tf.errors.DataLossError as error:  # a shard damaged in place (same size)
         raise common.damaged_data_error(problem, FLAGS.data_dir, _splits_read(), error) from error

@@ -50,6 +50,10 @@ class TrainingError(RuntimeError):
     """Training cannot go on (a non-finite loss); the message says what was kept."""
 
 
+class WarmStartError(ValueError):
+    """`warm_start_from` names no checkpoint, or one whose weights do not fit."""
+
+
 @dataclasses.dataclass
 class TrainerConfig:
     """The trainer's flags (T2T's names)."""
@@ -65,6 +69,78 @@ class TrainerConfig:
     xla_compile: bool = False
     static_shapes: bool = False
     random_seed: int | None = None
+    # T2T's --warm_start_from: a checkpoint (prefix or directory) whose model
+    # weights start a new run; its optimizer state and step are not taken.
+    warm_start_from: str | None = None
+
+
+_WEIGHTS_PREFIX = "model/weights_by_path/"  # where `model_weights` puts them in a checkpoint
+_VALUE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
+
+
+def _unescape(name: str) -> str:
+    """A checkpoint key's object name as written: TF escapes "/" as ".S" and "." as ".."."""
+    out, index = [], 0
+    while index < len(name):
+        if name[index] == "." and index + 1 < len(name):
+            out.append("/" if name[index + 1] == "S" else name[index + 1])
+            index += 2
+        else:
+            out.append(name[index])
+            index += 1
+    return "".join(out)
+
+
+def warm_start(model: keras.Model, checkpoint: str) -> str:
+    """Sets every weight of `model` from `checkpoint`; returns the file read.
+
+    Reads the weights by their model-relative paths (`model_weights`), so a
+    run of another problem warm-starts this one when the model and its
+    sizes are the same; the optimizer's state and the step stay behind.
+    Every weight is checked before any is set.
+
+    Args:
+        model: the built model.
+        checkpoint: a checkpoint prefix, or a directory (its latest checkpoint).
+
+    Raises:
+        WarmStartError: no checkpoint there, or it lacks a weight of the model
+            or holds one of another shape (the message names what to do).
+    """
+    source = checkpoint
+    if tf.io.gfile.isdir(checkpoint):
+        source = tf.train.latest_checkpoint(checkpoint)
+    try:
+        reader = tf.train.load_checkpoint(source) if source else None
+    except (ValueError, tf.errors.OpError):
+        reader = None
+    if reader is None:
+        raise WarmStartError(
+            f"--warm_start_from {checkpoint} holds no checkpoint; pass a run's output "
+            "directory or a checkpoint prefix."
+        )
+    keys = {
+        _unescape(key[len(_WEIGHTS_PREFIX) : -len(_VALUE_SUFFIX)]): key
+        for key in reader.get_variable_to_shape_map()
+        if key.startswith(_WEIGHTS_PREFIX) and key.endswith(_VALUE_SUFFIX)
+    }
+    shapes = reader.get_variable_to_shape_map()
+    weights = model_weights(model).weights_by_path
+    misfits = [
+        f"{path} {tuple(weight.shape)} is "
+        + (str(tuple(shapes[keys[path]])) if path in keys else "missing")
+        for path, weight in weights.items()
+        if path not in keys or tuple(shapes[keys[path]]) != tuple(weight.shape)
+    ]
+    if misfits:
+        raise WarmStartError(
+            f"--warm_start_from {checkpoint}: its weights do not fit this model "
+            f"({len(misfits)} of {len(weights)}, e.g. {misfits[0]} there); warm-start from "
+            "a run of the same model and sizes."
+        )
+    for path, weight in weights.items():
+        weight.assign(reader.get_tensor(keys[path]))
+    return source
 
 
 def _format_duration(seconds: float) -> str:
@@ -156,11 +232,18 @@ class Trainer:
         return int(self._batches.numpy())
 
     def restore(self) -> int:
-        """Restores the latest checkpoint of output_dir, if any; returns the step."""
+        """Restores the latest checkpoint of output_dir, if any; returns the step.
+
+        A run with no checkpoint yet starts from `config.warm_start_from`'s
+        model weights when it names one (a resumed run has its own).
+        """
         latest = tf.train.latest_checkpoint(self.config.output_dir)
         if latest:
             self.checkpoint.restore(latest).assert_consumed()
             logging.info("resumed from %s at step %d", latest, self.step)
+        elif self.config.warm_start_from:
+            source = warm_start(self.model, self.config.warm_start_from)
+            logging.info("warm-started the model's weights from %s; step 0", source)
         return self.step
 
     def save(self) -> None:

@@ -281,3 +281,40 @@ def test_reverse_binary40_reaches_dev_sequence_accuracy_099(tmp_path):
     final = json.loads(lines[-1])
     assert final["step"] == REVERSE_TRAIN_STEPS
     assert final["decode_sequence_accuracy"] >= 0.99, final
+
+
+def test_warm_start_takes_the_weights_not_the_step_and_refuses_a_misfit(
+    data_dir, tmp_path, user_stderr_lines
+):
+    source = tmp_path / "source"
+    trained = run_command(*trainer_args(data_dir, source, "--train_steps=20", "--schedule=train"))
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    warm = tmp_path / "warm"
+    # train_steps=0: the run stops right after its start, holding what it started from.
+    started = run_command(
+        *trainer_args(data_dir, warm, "--train_steps=0", f"--warm_start_from={source}")
+    )
+    assert started.returncode == 0, started.stderr[-3000:]
+    assert "warm-started the model's weights from" in started.stderr
+    checksum = re.compile(r"final weights checksum: (\S+)")
+    assert checksum.search(started.stdout).group(1) == checksum.search(trained.stdout).group(1)
+    misfit = run_command(
+        *trainer_args(
+            data_dir,
+            tmp_path / "misfit",
+            "--train_steps=1",
+            f"--warm_start_from={source}",
+            hparams=TINY.replace("hidden_size=32", "hidden_size=16"),
+        )
+    )
+    assert misfit.returncode == 1
+    # The length report, then one error line.
+    [error] = [line for line in user_stderr_lines(misfit.stderr) if "error" in line]
+    assert error == user_stderr_lines(misfit.stderr)[-1]
+    assert "its weights do not fit this model" in error and str(source) in error
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    missing = run_command(
+        *trainer_args(data_dir, tmp_path / "m", "--train_steps=1", f"--warm_start_from={empty}")
+    )
+    assert missing.returncode == 1 and "holds no checkpoint" in missing.stderr

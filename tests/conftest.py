@@ -3,6 +3,7 @@
 import http.server
 import os
 import pathlib
+import socket
 import threading
 
 import pytest
@@ -66,6 +67,15 @@ class FileServer:
     def __exit__(self, *exc_info):
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+@pytest.fixture
+def unreachable_url():
+    """An http URL on 127.0.0.1 that nobody listens on: where a test points the
+    downloads it does not serve, so none of them can reach the internet."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
 @pytest.fixture

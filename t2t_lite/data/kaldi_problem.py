@@ -80,8 +80,9 @@ class KaldiSpeechProblem(SpeechRecognitionProblem):
             )
         return root
 
-    def _source_dir(self, split: str) -> str:
-        return self.data_dirs[TRAIN if split == EVAL and EVAL not in self.data_dirs else split]
+    def _source_dir(self, split: str) -> str | None:
+        carved = split == EVAL and EVAL not in self.data_dirs and self.dev_speakers
+        return self.data_dirs.get(TRAIN if carved else split)
 
     def dev_speaker_ids(self, train_files: list[UtteranceFile]) -> set[str]:
         """The training speakers carved out as dev (empty when the corpus has dev)."""
@@ -98,11 +99,14 @@ class KaldiSpeechProblem(SpeechRecognitionProblem):
 
     def kaldi_files(self, tmp_dir: str, split: str, report: SplitReport) -> list[UtteranceFile]:
         """The corpus's own utterances of `split`, sorted by id, without audio."""
-        if split not in (TRAIN, EVAL, TEST) or self._source_dir(split) is None:
-            raise DataError(f"{self.name} has no {split!r} split; it has train, dev and test.")
+        if self._source_dir(split) is None:
+            raise DataError(
+                f"{self.name} has no Kaldi directory for its {split!r} split; name one in "
+                "data_dirs (or set dev_speakers to carve dev out of train)."
+            )
         root = self.locate_corpus(tmp_dir)
         files = list_kaldi_dir(os.path.join(root, self._source_dir(split)), root, report)
-        if split in (TRAIN, EVAL) and EVAL not in self.data_dirs:
+        if split in (TRAIN, EVAL) and EVAL not in self.data_dirs and self.dev_speakers:
             dev = self.dev_speaker_ids(files)
             files = [item for item in files if (_speaker_key(item) in dev) == (split == EVAL)]
         return files

@@ -31,7 +31,7 @@ CHILDREN, ADULTS = "children", "adults"
 
 
 def age_group(age: int | None) -> str | None:
-    """"children" under `ADULT_AGE`, else "adults"; None when the age is unknown."""
+    """ "children" under `ADULT_AGE`, else "adults"; None when the age is unknown."""
     if age is None or age < 0:
         return None
     return CHILDREN if age < ADULT_AGE else ADULTS

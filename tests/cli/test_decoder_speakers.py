@@ -7,7 +7,13 @@ import re
 import jiwer
 import pytest
 
-from tests.helpers import TINY_SPEECH_RUN, problem_source, run_command, train_with_commands, write_usr_dir
+from tests.helpers import (
+    TINY_SPEECH_RUN,
+    problem_source,
+    run_command,
+    train_with_commands,
+    write_usr_dir,
+)
 
 
 @pytest.fixture(scope="module")
@@ -64,5 +70,9 @@ def test_wer_of_children_and_adults_is_jiwers_over_their_own_lines(trained):
         assert float(printed.group(1)) == pytest.approx(expected, abs=1e-4)
     spread = metrics["per_speaker_wer"]
     assert spread["speakers"] == 2
-    assert spread["min"] == pytest.approx(min(metrics["groups"][g]["wer"] for g in metrics["groups"]))
-    assert spread["max"] == pytest.approx(max(metrics["groups"][g]["wer"] for g in metrics["groups"]))
+    assert spread["min"] == pytest.approx(
+        min(metrics["groups"][g]["wer"] for g in metrics["groups"])
+    )
+    assert spread["max"] == pytest.approx(
+        max(metrics["groups"][g]["wer"] for g in metrics["groups"])
+    )

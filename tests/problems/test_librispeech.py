@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import socket
 import tarfile
 
 import numpy as np
@@ -32,12 +31,9 @@ class MiniLibrispeech(librispeech.LibrispeechCleanSmall):
 
 
 @pytest.fixture(autouse=True)
-def no_network(monkeypatch):
+def no_network(monkeypatch, unreachable_url):
     """Any download not aimed at a test server goes to a port nobody listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    monkeypatch.setenv(librispeech.URL_ENV, f"http://127.0.0.1:{port}")
+    monkeypatch.setenv(librispeech.URL_ENV, unreachable_url)
     monkeypatch.delenv(librispeech.USE_TFDS_ENV, raising=False)
 
 

@@ -5,7 +5,6 @@ with eSpeak NG speaking its training sentences."""
 from __future__ import annotations
 
 import os
-import socket
 import tarfile
 
 import numpy as np
@@ -15,6 +14,7 @@ import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.data import shards
+from t2t_lite.data.kaldi_problem import KaldiSpeechProblem
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError
 from t2t_lite.data.text_encoders import ByteTextEncoder
 from t2t_lite.decoding.speaker_groups import read_speakers
@@ -39,12 +39,9 @@ class MiniSpeechocean762WithSynth(speechocean762.Speechocean762WithSynth):
 
 
 @pytest.fixture(autouse=True)
-def no_network(monkeypatch):
+def no_network(monkeypatch, unreachable_url):
     """Any download not aimed at a test server goes to a port nobody listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    monkeypatch.setenv(speechocean762.URL_ENV, f"http://127.0.0.1:{port}/x.tar.gz")
+    monkeypatch.setenv(speechocean762.URL_ENV, f"{unreachable_url}/speechocean762.tar.gz")
 
 
 def _kaldi_table(path) -> dict[str, str]:
@@ -112,7 +109,9 @@ def test_datagen_downloads_and_extracts_the_tarball(
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(speechocean762_mini / "speechocean762", arcname="speechocean762")
     payload = archive.read_bytes()
-    with file_server({"/101/speechocean762.tar.gz": payload}, cut_first={"/101/speechocean762.tar.gz"}) as server:
+    with file_server(
+        {"/101/speechocean762.tar.gz": payload}, cut_first={"/101/speechocean762.tar.gz"}
+    ) as server:
         monkeypatch.setenv(speechocean762.URL_ENV, server.url + "/101/speechocean762.tar.gz")
         raw = tmp_path / "raw"
         problem = MiniSpeechocean762()
@@ -146,9 +145,7 @@ def test_too_few_speakers_for_dev_is_one_sentence(tmp_path, speechocean762_mini)
         problem.generate_data(str(tmp_path / "data"), str(speechocean762_mini))
 
 
-def test_with_synth_adds_espeak_renderings_of_the_training_sentences(
-    tmp_path, speechocean762_mini
-):
+def test_with_synth_adds_espeak_renderings_of_the_training_sentences(tmp_path, speechocean762_mini):
     raw = tmp_path / "raw"
     raw.mkdir()
     os.symlink(speechocean762_mini / "speechocean762", raw / "speechocean762")
@@ -174,3 +171,21 @@ def test_the_problems_are_registered():
     assert isinstance(
         registry.problem("speechocean762_with_synth"), speechocean762.Speechocean762WithSynth
     )
+
+
+class KaldiCorpus(KaldiSpeechProblem):
+    """A user's corpus in a few lines: the mini tree's directories, dev given."""
+
+    corpus_dir_name = "speechocean762"
+    data_dirs = {TRAIN: "train", EVAL: "test", TEST: "test"}
+    num_shards = SMALL_SHARDS
+
+
+def test_a_kaldi_corpus_in_a_few_lines_and_a_missing_directory(tmp_path, speechocean762_mini):
+    report = KaldiCorpus().generate_data(str(tmp_path / "data"), str(speechocean762_mini))
+    written = {split: report.splits[split].written for split in (TRAIN, EVAL, TEST)}
+    assert written == {TRAIN: 20, EVAL: 10, TEST: 10}
+    no_dev = KaldiCorpus()
+    no_dev.data_dirs = {TRAIN: "train", TEST: "test"}
+    with pytest.raises(DataError, match="no Kaldi directory for its 'dev' split"):
+        no_dev.generate_data(str(tmp_path / "data2"), str(speechocean762_mini))

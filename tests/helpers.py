@@ -21,6 +21,7 @@ import types
 import numpy as np
 import tensorflow as tf
 
+from t2t_lite.registry import default_name
 from t2t_lite.training.losses import padded_cross_entropy, summed_ctc_loss
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -184,6 +185,34 @@ def train_with_commands(usr_dir, problem: str, root: pathlib.Path, *trainer_flag
     )  # fmt: skip
     assert train.returncode == 0, train.stderr[-3000:]
     return data_dir, output_dir
+
+
+def train_user_problem(
+    root: pathlib.Path, class_name: str, base: str, trainer_flags, tmp_dir=None, **attributes
+):
+    """A problem subclass registered from a user directory, then datagen and
+    training by the commands (`problem_source`, `write_usr_dir`,
+    `train_with_commands`).
+
+    Args:
+        root: a new directory for the user directory, the data and the run.
+        class_name / base / **attributes: the subclass (`problem_source`).
+        trainer_flags: the trainer's other flags.
+        tmp_dir: datagen's `--tmp_dir`, if it needs one.
+
+    Returns:
+        `(usr_dir, data_dir, output_dir)`; the problem's name is
+        `class_name` in snake_case.
+
+    Example:
+
+    >>> usr, data_dir, output_dir = train_user_problem(
+    ...     tmp_path, "Toy", "some.module.Base", ["--train_steps=2"], split_sizes={"train": 4})
+    """
+    usr = write_usr_dir(root / "usr", problem_source(class_name, base, **attributes))
+    problem = default_name(types.SimpleNamespace(__name__=class_name))  # the registry's rule
+    data_dir, output_dir = train_with_commands(usr, problem, root, *trainer_flags, tmp_dir=tmp_dir)
+    return usr, data_dir, output_dir
 
 
 def load_script(relative_path: str) -> types.ModuleType:

@@ -11,45 +11,27 @@ import soundfile
 
 from t2t_lite.data.audio_io import read_audio
 from t2t_lite.decoding.long_form import piece_ends
-from tests.helpers import (
-    TINY_SPEECH_RUN,
-    problem_source,
-    run_command,
-    train_with_commands,
-    write_usr_dir,
-)
+from tests.helpers import TINY_SPEECH_RUN, run_command, train_user_problem
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, librispeech_mini):
     """(usr_dir, data_dir, output_dir) of a 150-step run with checkpoints 50, 100, 150."""
-    root = tmp_path_factory.mktemp("decoder")
-    usr = write_usr_dir(
-        root / "usr",
-        problem_source(
-            "LibrispeechMini",
-            "t2t_lite.problems.librispeech.Librispeech",
-            subsets={
-                "train": ("train-clean-100",),
-                "dev": ("test-other", "test-clean"),
-                "test": ("test-clean",),
-            },
-            num_shards={"train": 1, "dev": 1, "test": 1},
-        ),
-    )
-    data_dir, output_dir = train_with_commands(
-        usr,
-        "librispeech_mini",
-        root,
-        "--hparams_set=transformer_speech_small",
-        f"--hparams={TINY_SPEECH_RUN},learning_rate_warmup_steps=20",
-        "--train_steps=150",
-        "--save_checkpoints_steps=50",
-        "--iterations_per_loop=50",
-        "--random_seed=3",
+    return train_user_problem(
+        tmp_path_factory.mktemp("decoder"),
+        "LibrispeechMini",
+        "t2t_lite.problems.librispeech.Librispeech",
+        ["--hparams_set=transformer_speech_small",
+         f"--hparams={TINY_SPEECH_RUN},learning_rate_warmup_steps=20", "--train_steps=150",
+         "--save_checkpoints_steps=50", "--iterations_per_loop=50", "--random_seed=3"],
         tmp_dir=librispeech_mini,
-    )
-    return usr, data_dir, output_dir
+        subsets={
+            "train": ("train-clean-100",),
+            "dev": ("test-other", "test-clean"),
+            "test": ("test-clean",),
+        },
+        num_shards={"train": 1, "dev": 1, "test": 1},
+    )  # fmt: skip
 
 
 def decoder(trained, *extra):

@@ -7,38 +7,22 @@ import re
 import jiwer
 import pytest
 
-from tests.helpers import (
-    TINY_SPEECH_RUN,
-    problem_source,
-    run_command,
-    train_with_commands,
-    write_usr_dir,
-)
+from tests.helpers import TINY_SPEECH_RUN, run_command, train_user_problem
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, speechocean762_mini):
-    root = tmp_path_factory.mktemp("decoder_speakers")
-    usr = write_usr_dir(
-        root / "usr",
-        problem_source(
-            "Speechocean762Mini",
-            "t2t_lite.problems.speechocean762.Speechocean762",
-            dev_speakers=1,
-            num_shards={"train": 1, "dev": 1, "test": 1},
-        ),
-    )
-    data_dir, output_dir = train_with_commands(
-        usr,
-        "speechocean762_mini",
-        root,
-        "--hparams_set=transformer_speech_small_real",
-        f"--hparams={TINY_SPEECH_RUN}",
-        "--train_steps=10",
-        "--random_seed=3",
+    """(usr_dir, data_dir, output_dir) of a 10-step run on the mini corpus."""
+    return train_user_problem(
+        tmp_path_factory.mktemp("decoder_speakers"),
+        "Speechocean762Mini",
+        "t2t_lite.problems.speechocean762.Speechocean762",
+        ["--hparams_set=transformer_speech_small_real", f"--hparams={TINY_SPEECH_RUN}",
+         "--train_steps=10", "--random_seed=3"],
         tmp_dir=speechocean762_mini,
-    )
-    return usr, data_dir, output_dir
+        dev_speakers=1,
+        num_shards={"train": 1, "dev": 1, "test": 1},
+    )  # fmt: skip
 
 
 def test_wer_of_children_and_adults_is_jiwers_over_their_own_lines(trained):

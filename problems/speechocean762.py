@@ -34,7 +34,7 @@ from t2t_lite.data.kaldi_problem import KaldiSpeechProblem
 from t2t_lite.data.librispeech_reader import list_utterances
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError, SplitReport
 from t2t_lite.data.safe_tar import safe_extract_tar
-from t2t_lite.data.spoken_synth.corpus import build_corpus, corpus_is_complete
+from t2t_lite.data.spoken_synth.corpus import build_corpus
 from t2t_lite.data.spoken_synth.espeak import EspeakError
 from t2t_lite.data.spoken_synth.plan import TEST_VOICES, TRAIN_VOICES, CorpusConfig
 from t2t_lite.data.utterance_files import UtteranceFile
@@ -148,7 +148,7 @@ class Speechocean762WithSynth(Speechocean762):
             raise DataError(f"{self.name}: cannot synthesize speech: {error}") from error
 
     def extra_train_files(self, tmp_dir: str, report: SplitReport) -> list[UtteranceFile]:
+        # build_corpus keeps a complete tree of the same sentences as it is.
+        self.prepare_data("", tmp_dir)
         root = self.synth_dir(tmp_dir)
-        if not corpus_is_complete(root, self.synth_config(tmp_dir)):
-            self.prepare_data("", tmp_dir)  # called without generate_data
         return [UtteranceFile(*item) for item in list_utterances(root, [TRAIN], report)]

@@ -27,14 +27,6 @@ PROBLEM = "spoken_synth"
 HPARAMS_SET = "transformer_speech_small"
 
 
-NOISE = ("I0000", "W0000", "E0000", "WARNING: All log")  # TensorFlow's start-up lines
-
-
-def _shown(line: str) -> str:
-    """The line, or "" for TensorFlow's start-up noise."""
-    return "" if line.startswith(NOISE) else line
-
-
 def _start(title: str, command: list[str]) -> subprocess.Popen:
     print(f"\n=== {title}: {' '.join(command)}", flush=True)
     return subprocess.Popen(
@@ -54,7 +46,7 @@ def run_step(title: str, command: list[str]) -> tuple[str, float]:
     lines = []
     for line in process.stdout:
         lines.append(line)
-        print(_shown(line), end="", flush=True)
+        print(line, end="", flush=True)
     _finish(title, process)
     return "".join(lines), time.time() - start
 
@@ -81,7 +73,7 @@ def run_steps_together(steps: dict[str, list[str]]) -> dict[str, tuple[str, floa
         thread.join()
     for title, process in processes.items():
         print(f"\n--- {title}:")
-        print("".join(_shown(line) for line in outputs[title].splitlines(True)), end="")
+        print(outputs[title], end="")
         _finish(title, process)
     return {title: (outputs[title], results[title]) for title in steps}
 

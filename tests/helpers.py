@@ -102,6 +102,26 @@ def run_command(*args, timeout: float = 900, **kwargs) -> subprocess.CompletedPr
     return subprocess.run(list(args), capture_output=True, text=True, timeout=timeout, **kwargs)
 
 
+# What TensorFlow and LiteRT write when they load (`t2t_lite.cli.quiet_start`
+# keeps it out of a command's output), written out here rather than imported
+# so that a change to the filter cannot also change what the tests look for.
+LOAD_NOISE = ("I0000 ", "W0000 ", "E0000 ", "absl::InitializeLog", "oneDNN", "cuInit", "XNNPACK")
+LONGEST_LINE = 300  # issue #42: no line of a command's output is longer
+
+
+def assert_quiet_output(result: subprocess.CompletedProcess) -> None:
+    """A command's stdout and stderr hold none of TensorFlow's or LiteRT's
+    load-time lines and no line over `LONGEST_LINE` characters.
+
+    Example:
+
+    >>> assert_quiet_output(run_command("t2t-lite-trainer", "--registry_help"))
+    """
+    for line in (result.stdout + result.stderr).splitlines():
+        assert not any(marker in line for marker in LOAD_NOISE), line[:LONGEST_LINE]
+        assert len(line) <= LONGEST_LINE, f"a {len(line)}-character line: {line[:200]}..."
+
+
 def problem_source(class_name: str, base: str, **attributes) -> str:
     """Source of a user-directory module that registers a problem subclass.
 
@@ -179,11 +199,13 @@ def train_with_commands(usr_dir, problem: str, root: pathlib.Path, *trainer_flag
     raw = [f"--tmp_dir={tmp_dir}"] if tmp_dir is not None else []
     datagen = run_command("t2t-lite-datagen", *common, *raw)
     assert datagen.returncode == 0, datagen.stderr[-3000:]
+    assert_quiet_output(datagen)
     train = run_command(
         "t2t-lite-trainer", *common, f"--output_dir={output_dir}", "--schedule=train",
         *trainer_flags,
     )  # fmt: skip
     assert train.returncode == 0, train.stderr[-3000:]
+    assert_quiet_output(train)
     return data_dir, output_dir
 
 

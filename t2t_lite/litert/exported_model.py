@@ -10,6 +10,9 @@ import numpy as np
 
 from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE, VOCABULARY_FILE
 from t2t_lite.litert.vocabulary import Vocabulary
+from t2t_lite.native_stderr import filtered_native_stderr
+
+XNNPACK_NOTICE = "INFO: Created TensorFlow Lite XNNPACK delegate"
 
 
 class ExportedModel:
@@ -43,8 +46,10 @@ class ExportedModel:
         if self._interpreter is None:
             from ai_edge_litert.interpreter import Interpreter
 
-            interpreter = Interpreter(model_path=self._model_path, num_threads=self._num_threads)
-            interpreter.allocate_tensors()
+            # LiteRT announces its CPU delegate on stderr at every load.
+            with filtered_native_stderr(lambda line: line.startswith(XNNPACK_NOTICE)):
+                interpreter = Interpreter(model_path=self._model_path, num_threads=self._num_threads)
+                interpreter.allocate_tensors()
             outputs = interpreter.get_output_details()
             self._input = interpreter.get_input_details()[0]["index"]
             self._ids = next(d["index"] for d in outputs if d["dtype"] == np.int32)

@@ -31,6 +31,7 @@ from t2t_lite.serving import export
 from t2t_lite.serving.serving_module import ServingModule
 from tests.helpers import (
     DEGENERATE_WAVEFORMS,
+    assert_quiet_output,
     full_lengths,
     run_command,
 )
@@ -506,6 +507,7 @@ def test_cli_writes_a_version_directory(text_run, tmp_path):
         "--export_version=5",
     )
     assert result.returncode == 0, result.stderr[-3000:]
+    assert_quiet_output(result)
     assert result.stdout.strip() == str(export_dir / "5")
     assert sorted(os.listdir(export_dir)) == ["5"]
     metadata = json.loads((export_dir / "5" / "assets.extra" / export.METADATA_FILE).read_text())

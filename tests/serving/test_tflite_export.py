@@ -25,7 +25,13 @@ from t2t_lite.decoding.transcriber import WaveformTranscriber
 from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE
 from t2t_lite.litert.transcriber import LiteRtTranscriber
 from t2t_lite.serving.tflite_export import export_tflite
-from tests.helpers import BEAM_DECODE, BLOCK_TENSORFLOW, CTC_BEAM_DECODE, run_command
+from tests.helpers import (
+    BEAM_DECODE,
+    BLOCK_TENSORFLOW,
+    CTC_BEAM_DECODE,
+    assert_quiet_output,
+    run_command,
+)
 from tests.serving.runs import pad_rows, text_features, tone_and_noise
 
 SECONDS = 2.0  # the exports' longest piece where a test sets it
@@ -152,6 +158,7 @@ def test_exporter_and_runner_commands_transcribe_a_wav_without_tensorflow(
         f"--decode_hparams={CTC_BEAM_DECODE}",
     )  # fmt: skip
     assert exported.returncode == 0, exported.stderr[-3000:]
+    assert_quiet_output(exported)
     assert json.loads((export_dir / METADATA_FILE).read_text())["quantization"] == "int8"
 
     wave = read_audio(librispeech_flac)  # 2.09 s: longer than the model's 2 s, split
@@ -162,6 +169,7 @@ def test_exporter_and_runner_commands_transcribe_a_wav_without_tensorflow(
     runner = shutil.which("t2t-lite-tflite-transcribe")
     done = run_command(sys.executable, "-c", BLOCK_TENSORFLOW, runner, export_dir, wav, wav)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert_quiet_output(done)
     assert done.stdout.splitlines() == [expected, expected]
 
     # Files as the decoder reads them: 44.1 kHz stereo gives the 16 kHz mono

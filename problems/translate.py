@@ -86,7 +86,7 @@ class TranslateEndeWmt32k(Text2TextProblem):
     vocab_sample_sentences: int = 1_000_000
     num_shards = {TRAIN: 100, EVAL: 1, TEST: 1}  # T2T's numbers
     # T2T's translate problems add (approximate) BLEU to the default metrics;
-    # here "bleu" is sacrebleu's, on real decodes (see decoding/scoring.py).
+    # here "bleu" is sacrebleu's, on real decodes (see decoding/evaluation/scoring.py).
     eval_metrics = ("accuracy", "accuracy_per_sequence", "neg_log_perplexity", "bleu")
 
     @property

@@ -31,11 +31,11 @@ import numpy as np
 
 from t2t_lite import registry
 from t2t_lite.data.spoken_synth.word_times import load_word_times
-from t2t_lite.decoding import scoring
-from t2t_lite.decoding.decode import decode_cap, decode_hparams
-from t2t_lite.decoding.inputs import record_waveform_batches
-from t2t_lite.decoding.trained_model import load_trained_model
-from t2t_lite.decoding.transcriber import WaveformTranscriber
+from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
+from t2t_lite.decoding.checkpoints.trained_model import load_trained_model
+from t2t_lite.decoding.evaluation.evaluator import scoring
+from t2t_lite.decoding.input_batches import record_waveform_batches
+from t2t_lite.decoding.search.model_search import decode_cap, decode_hparams
 from t2t_lite.streaming.simulation import StreamingTranscriber
 
 WHOLE_UTTERANCE = 100_000  # chunk frames no utterance reaches: one chunk

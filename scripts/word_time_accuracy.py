@@ -34,10 +34,10 @@ import numpy as np
 
 from t2t_lite import registry
 from t2t_lite.data.spoken_synth.word_times import load_word_times
-from t2t_lite.decoding.decode import decode_cap, decode_hparams
-from t2t_lite.decoding.inputs import record_waveform_batches
-from t2t_lite.decoding.trained_model import load_trained_model
-from t2t_lite.decoding.transcriber import WaveformTranscriber
+from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
+from t2t_lite.decoding.checkpoints.trained_model import load_trained_model
+from t2t_lite.decoding.input_batches import record_waveform_batches
+from t2t_lite.decoding.search.model_search import decode_cap, decode_hparams
 from t2t_lite.usr_dir import import_usr_dir
 
 
@@ -53,7 +53,7 @@ def paired_boundaries(reference: list, hypothesis: list) -> list[tuple]:
         A list of `((ref_start, ref_end), (hyp_start, hyp_end))`.
 
     Example:
-    >>> from t2t_lite.decoding.subtitles import TimedWord
+    >>> from t2t_lite.decoding.timing.subtitles import TimedWord
     >>> paired_boundaries([["a", 0.1, 0.3], ["b", 0.4, 0.6]],
     ...                   [TimedWord("a", 0.12, 0.28, 1.0), TimedWord("c", 0.4, 0.6, 1.0)])
     [((0.1, 0.3), (0.12, 0.28))]

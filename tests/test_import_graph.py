@@ -96,7 +96,7 @@ def test_no_import_cycle_between_packages():
 
 
 def test_training_does_not_import_decoding():
-    # The trainer is handed its eval decoder (decoding.evaluation) instead.
+    # The trainer is handed its eval decoder (decoding.evaluation.evaluator) instead.
     assert "decoding" not in _import_graph()["training"]
 
 

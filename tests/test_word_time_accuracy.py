@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from t2t_lite.decoding.subtitles import TimedWord
+from t2t_lite.decoding.timing.subtitles import TimedWord
 from tests.helpers import (
     SCRIPTS,
     TINY_SPEECH_RUN,

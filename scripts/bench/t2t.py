@@ -14,8 +14,8 @@ from t2t_lite.data import pipeline
 from t2t_lite.data.problem import TRAIN
 from t2t_lite.data.speech_problem import SpeechRecognitionProblem, Utterance
 from t2t_lite.data.text_encoders import EOS_ID
-from t2t_lite.decoding.beam_search import beam_search
-from t2t_lite.decoding.decode import BatchDecoder, decode_hparams
+from t2t_lite.decoding.search.beam_search import beam_search
+from t2t_lite.decoding.search.model_search import BatchDecoder, decode_hparams
 from t2t_lite.models.transformer import Transformer
 from t2t_lite.training.optimizers import make_optimizer
 from t2t_lite.training.train_step import StepSettings, make_replica_step, make_train_loop

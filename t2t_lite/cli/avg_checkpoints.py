@@ -14,7 +14,7 @@ import tensorflow as tf
 from absl import flags
 
 from t2t_lite.cli import common
-from t2t_lite.decoding.checkpoint_averaging import average_checkpoints, last_checkpoints
+from t2t_lite.decoding.checkpoints.averaging import average_checkpoints, last_checkpoints
 
 flags.DEFINE_integer("num_last_checkpoints", 5, "How many of the newest checkpoints to average.")
 flags.DEFINE_string("output_path", None, "Prefix of the averaged checkpoint.")

@@ -28,7 +28,7 @@ directory is created before decoding.
 
 For a speech model with a CTC head, `<decode_to_file>.words.jsonl` holds,
 line for line, the text and its words with start and end seconds and a
-confidence (`decoding/word_times.py`); with audio files, `--output_format`
+confidence (`decoding/timing/word_times.py`); with audio files, `--output_format`
 also writes one txt/json/srt/vtt file per audio file beside it.
 
 With the decode hparam `chunk_frames=N` (a model trained with
@@ -51,10 +51,15 @@ from t2t_lite.cli import common
 from t2t_lite.data import shards
 from t2t_lite.data.audio_io import AudioError, read_audio
 from t2t_lite.data.problem import EVAL, TEST
-from t2t_lite.decoding import scoring, speaker_groups, subtitles
-from t2t_lite.decoding.decode import BatchDecoder, decode_hparams
-from t2t_lite.decoding.input_limits import max_input_tokens
-from t2t_lite.decoding.inputs import (
+from t2t_lite.decoding.audio.input_limits import max_input_tokens
+from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
+from t2t_lite.decoding.checkpoints.trained_model import (
+    CheckpointMismatchError,
+    CheckpointNotFoundError,
+    load_trained_model,
+)
+from t2t_lite.decoding.evaluation.evaluator import scoring, speaker_groups
+from t2t_lite.decoding.input_batches import (
     InputListError,
     encode_text_lines,
     read_input_lines,
@@ -63,12 +68,8 @@ from t2t_lite.decoding.inputs import (
     text_batches,
     waveform_batches,
 )
-from t2t_lite.decoding.trained_model import (
-    CheckpointMismatchError,
-    CheckpointNotFoundError,
-    load_trained_model,
-)
-from t2t_lite.decoding.transcriber import WaveformTranscriber
+from t2t_lite.decoding.search.model_search import BatchDecoder, decode_hparams
+from t2t_lite.decoding.timing import subtitles
 from t2t_lite.run_dir import write_atomically
 from t2t_lite.streaming.simulation import StreamingTranscriber
 

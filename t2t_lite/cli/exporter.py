@@ -23,7 +23,7 @@ from __future__ import annotations
 from absl import flags
 
 from t2t_lite.cli import common
-from t2t_lite.decoding.decode import decode_hparams
+from t2t_lite.decoding.search.model_search import decode_hparams
 from t2t_lite.serving import export, tflite_export
 
 FLAGS = flags.FLAGS

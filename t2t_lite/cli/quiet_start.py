@@ -13,11 +13,12 @@ temporary file, then writes back every captured line that is not such
 start-up noise (an import error's traceback still shows); it sets
 `TF_CPP_MIN_LOG_LEVEL=3` for TensorFlow's later native lines, and keeps
 TensorFlow's and Keras' Python log records below ERROR out of absl's log
-(TensorFlow logs through absl, as the commands do). `--verbosity=1` (absl's flag, or `-v 1`) leaves everything
-as TensorFlow writes it. (An inherited `TF_CPP_MIN_LOG_LEVEL` is overridden:
-importing TensorFlow sets it to 1 in its own process, so a command started
-from any Python program that imported TensorFlow would otherwise inherit
-TensorFlow's choice, not a user's.) The commands' own progress is absl logging, untouched.
+(TensorFlow logs through absl, as the commands do; their own progress is
+absl logging too, and stays). `--verbosity=1` (absl's flag, or `-v 1`)
+leaves everything as TensorFlow writes it. An inherited
+`TF_CPP_MIN_LOG_LEVEL` is overridden: importing TensorFlow sets it to 1 in
+its own process, so a command started from a Python program that imported
+TensorFlow would otherwise inherit TensorFlow's choice, not a user's.
 """
 
 from __future__ import annotations
@@ -38,7 +39,11 @@ STARTUP_NOISE = re.compile(
     r"|To enable the following instructions:)"
 )
 QUIET_NATIVE_LEVEL = "3"
-LIBRARIES = ("tensorflow", "keras", "tf_keras")  # whose Python log records below ERROR are dropped  # TF_CPP_MIN_LOG_LEVEL: fatal lines only
+LIBRARIES = (
+    "tensorflow",
+    "keras",
+    "tf_keras",
+)  # whose Python log records below ERROR are dropped  # TF_CPP_MIN_LOG_LEVEL: fatal lines only
 
 
 def verbosity_requested(argv: list[str]) -> bool:

@@ -17,7 +17,7 @@ from t2t_lite import registry, run_dir
 from t2t_lite.cli import common, training_diagnostics
 from t2t_lite.data import normalization_prior, shards
 from t2t_lite.data.problem import EVAL, TRAIN
-from t2t_lite.decoding.evaluation import DecodeEvaluator
+from t2t_lite.decoding.evaluation.evaluator import DecodeEvaluator
 from t2t_lite.hparam import HParams
 from t2t_lite.training import strategy as strategies
 from t2t_lite.training.build import build_trainer

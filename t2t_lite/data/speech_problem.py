@@ -4,7 +4,7 @@ Stored records hold `waveform` (16 kHz int16 PCM bytes), `transcript`
 (UTF-8), `utterance_id` and `targets` (the encoded transcript + EOS), and,
 where the corpus says who speaks, `speaker_id`, `speaker_age` (years, -1
 unknown) and `speaker_gender` ("" unknown), so that results can be broken
-down by speaker (`decoding/speaker_groups.py`).
+down by speaker (`decoding/evaluation/speaker_groups.py`).
 Featurization happens in the input pipeline, in the TF graph
 (`speech_features.featurize`, the one featurization the decoder and the
 SavedModel use too) and, in training, SpecAugment when its hparams ask for it.

@@ -48,7 +48,9 @@ class ExportedModel:
 
             # LiteRT announces its CPU delegate on stderr at every load.
             with filtered_native_stderr(lambda line: line.startswith(XNNPACK_NOTICE)):
-                interpreter = Interpreter(model_path=self._model_path, num_threads=self._num_threads)
+                interpreter = Interpreter(
+                    model_path=self._model_path, num_threads=self._num_threads
+                )
                 interpreter.allocate_tensors()
             outputs = interpreter.get_output_details()
             self._input = interpreter.get_input_details()[0]["index"]

@@ -6,7 +6,7 @@
 Only LiteRT's interpreter (`ai_edge_litert`), NumPy and, for files,
 soundfile are needed: what a phone, a board or a slim container carries.
 A recording longer than the model's input is split at pauses by the
-long-form rules (`decoding.pause_split`, the SavedModel's rules in NumPy)
+long-form rules (`decoding.audio.pause_split`, the SavedModel's rules in NumPy)
 and each recording's text is its pieces' texts joined with spaces, as the
 SavedModel joins them.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from t2t_lite.decoding.pause_split import numpy_piece_ends
+from t2t_lite.decoding.audio.pause_split import numpy_piece_ends
 from t2t_lite.litert.exported_model import ExportedModel
 
 

@@ -358,7 +358,7 @@ class Transformer(keras.Model):
         `max_length`: a static number of steps (the fixed-length cache that
         XLA needs), or None: the self-attention cache grows as the steps
         need, so each step costs what the prefix holds, not the cap (what
-        `decoding.decode` uses). Every entry has batch as its first
+        `decoding.search.model_search` uses). Every entry has batch as its first
         dimension, so beam search can tile and reorder it. `batch_size` is
         needed only for a decoder-only model; `encoded` is
         `encode(features)`'s result when the caller has it already (joint

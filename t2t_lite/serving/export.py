@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.text_encoders import SentencePieceEncoder, TextEncoder
-from t2t_lite.decoding import trained_model
+from t2t_lite.decoding.checkpoints import trained_model
 from t2t_lite.hparam import HParams
 from t2t_lite.models.build import build_model
 from t2t_lite.serving.serving_module import ServingModule
@@ -193,7 +193,7 @@ def export_run(
     Args:
         run: the trained run.
         export_dir: where versions go.
-        decode_hp: `decoding.decode.decode_hparams(...)`.
+        decode_hp: `decoding.search.model_search.decode_hparams(...)`.
         version: the version number; default a timestamp.
 
     Returns:

@@ -10,7 +10,7 @@ Everything between the request and the reply is TF ops, so TF Serving or
 
 - speech: `waveform` float32 `[batch, samples]` (16 kHz, in [-1, 1], zero
   padded) and `waveform_length` int32 `[batch]` go through
-  `decoding/transcriber.py`'s `search_pieces`, the graph the decoder CLI
+  `decoding/audio/transcriber.py`'s `search_pieces`, the graph the decoder CLI
   runs in process: featurized by `speech_features.featurize_batch`, the
   input pipeline's featurization (without dither and SpecAugment);
 - text: `inputs` string `[batch]` is tokenized by the problem's input
@@ -19,8 +19,8 @@ Everything between the request and the reply is TF ops, so TF Serving or
   the decode hparams given at export (beam, `alpha`, `ctc_weight`, ...): the
   same hypotheses for the same inputs;
 - a waveform longer than `segment_seconds` (a decode hparam; default the
-  training limit, see `decoding/input_limits.py`) is transcribed whole: it is split at
-  pauses into pieces (`decoding/long_form.py`), the pieces of the batch are
+  training limit, see `decoding/audio/input_limits.py`) is transcribed whole: it is split at
+  pauses into pieces (`decoding/audio/long_form.py`), the pieces of the batch are
   decoded together and each recording's text is its pieces' texts joined
   with spaces; nothing is truncated;
 - a waveform (or piece) with no speech (empty, shorter than one 25 ms
@@ -51,21 +51,21 @@ import tensorflow as tf
 
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.text_encoders import EOS_ID, TextEncoder
-from t2t_lite.decoding.decode import (
-    decode_cap,
-    has_ctc_head,
-    model_search,
-    resolve_decode_hparams,
-)
-from t2t_lite.decoding.input_limits import (
+from t2t_lite.decoding.audio.input_limits import (
     input_tokens,
     max_input_frames,
     max_input_tokens,
     segment_seconds,
 )
-from t2t_lite.decoding.long_form import join_pieces
-from t2t_lite.decoding.transcriber import search_pieces, time_words
-from t2t_lite.decoding.word_times import WordTimer
+from t2t_lite.decoding.audio.long_form import join_pieces
+from t2t_lite.decoding.audio.transcriber import search_pieces, time_words
+from t2t_lite.decoding.search.model_search import (
+    decode_cap,
+    has_ctc_head,
+    model_search,
+    resolve_decode_hparams,
+)
+from t2t_lite.decoding.timing.word_times import WordTimer
 from t2t_lite.hparam import HParams
 from t2t_lite.streaming.graph import StreamingGraph, streaming_functions
 
@@ -95,7 +95,7 @@ class ServingModule(tf.Module):
             `decode_step`, `input_modality`, `target_vocab_size`).
         problem: the problem it was trained on (featurization, encoders).
         hparams: the run's hparams (audio settings and length limits).
-        decode_hp: `decoding.decode.decode_hparams(...)`: beam_size, alpha,
+        decode_hp: `decoding.search.model_search.decode_hparams(...)`: beam_size, alpha,
             extra_length, max_decode_length, return_beams.
         encoders: the problem's `feature_encoders(data_dir)`.
 

@@ -38,10 +38,10 @@ import tensorflow as tf
 from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
 from t2t_lite.data.speech_features import num_frames
-from t2t_lite.decoding.decode import decode_cap, model_search, resolve_decode_hparams
-from t2t_lite.decoding.input_limits import max_input_tokens, segment_seconds
-from t2t_lite.decoding.pause_split import max_piece_samples
-from t2t_lite.decoding.transcriber import piece_features
+from t2t_lite.decoding.audio.input_limits import max_input_tokens, segment_seconds
+from t2t_lite.decoding.audio.pause_split import max_piece_samples
+from t2t_lite.decoding.audio.transcriber import piece_features
+from t2t_lite.decoding.search.model_search import decode_cap, model_search, resolve_decode_hparams
 from t2t_lite.hparam import HParams
 from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE, VOCABULARY_FILE
 from t2t_lite.litert.vocabulary import Vocabulary

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from t2t_lite.decoding.ctc_greedy import ctc_greedy_decode
-from t2t_lite.decoding.decode import decode_cap, model_search
-from t2t_lite.decoding.transcriber import piece_features
+from t2t_lite.decoding.audio.transcriber import piece_features
+from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
+from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
 from t2t_lite.streaming.encoder import StreamingEncoder, front_end_outputs_ready

@@ -38,8 +38,8 @@ import tensorflow as tf
 from keras import ops
 
 from t2t_lite.data.audio_features import delta_delta_reach
-from t2t_lite.decoding.decode import decode_cap, model_search, resolve_decode_hparams
-from t2t_lite.decoding.transcriber import piece_features
+from t2t_lite.decoding.audio.transcriber import piece_features
+from t2t_lite.decoding.search.model_search import decode_cap, model_search, resolve_decode_hparams
 from t2t_lite.hparam import HParams
 from t2t_lite.streaming.ctc_prefix_beam_search import CtcPrefixBeamSearch
 from t2t_lite.streaming.encoder import StreamingEncoder

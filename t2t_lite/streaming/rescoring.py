@@ -3,7 +3,7 @@
 At the end of an utterance, each of the CTC prefix search's hypotheses is
 read by the attention decoder over the whole encoder output (teacher
 forced, one batch) and ranked by the joint score of t2t-lite's beam search
-(`decoding/beam_search.py`): `((1 - w) * attention + w * CTC) / ((5 + n) /
+(`decoding/search/beam_search.py`): `((1 - w) * attention + w * CTC) / ((5 + n) /
 6) ** alpha`, with `n` the tokens plus EOS and `w` the decode hparam
 `ctc_weight`.
 """
@@ -14,7 +14,7 @@ import numpy as np
 from keras import ops
 
 from t2t_lite.data.reserved_ids import EOS_ID
-from t2t_lite.decoding.beam_search import length_penalty
+from t2t_lite.decoding.search.beam_search import length_penalty
 
 
 def attention_log_probs(model, memory, hypotheses: list[list[int]]) -> np.ndarray:

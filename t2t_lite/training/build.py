@@ -69,7 +69,7 @@ def build_trainer(
         strategy: the `tf.distribute` strategy the model and optimizer are
             built under.
         make_eval_decoder: given the model, returns what decodes dev data at
-            each evaluation (e.g. `decoding.evaluation.DecodeEvaluator.factory`);
+            each evaluation (e.g. `decoding.evaluation.evaluator.DecodeEvaluator.factory`);
             called now, so that decode hparams the model cannot honour fail
             before training rather than at the first evaluation.
 

@@ -14,7 +14,7 @@ everywhere). Checkpoints (model, optimizer state, step) are written every
 step number before anything is saved, so the last checkpoint is the last
 good one. Evaluation reports T2T's teacher-forced metrics and, when the
 trainer is handed an eval decoder (e.g. one made by
-`decoding.evaluation.DecodeEvaluator.factory`), the metrics of real
+`decoding.evaluation.evaluator.DecodeEvaluator.factory`), the metrics of real
 decoding of a dev subset. The trainer itself imports nothing of decoding.
 """
 

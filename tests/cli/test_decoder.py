@@ -10,7 +10,7 @@ import pytest
 import soundfile
 
 from t2t_lite.data.audio_io import read_audio
-from t2t_lite.decoding.long_form import piece_ends
+from t2t_lite.decoding.audio.long_form import piece_ends
 from tests.helpers import TINY_SPEECH_RUN, run_command, train_user_problem
 
 

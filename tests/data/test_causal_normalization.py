@@ -88,7 +88,9 @@ def test_hparams_that_want_a_prior_without_its_statistics_are_refused():
     hparams = HParams(**{**AUDIO_HPARAMS, "audio_causal_normalization": True, PRIOR_FRAMES: 100})
     with pytest.raises(ValueError, match="hold no training-set statistics .* t2t-lite-trainer"):
         featurize_batch(np.ones((1, 1600), np.float32), [1600], hparams)
-    assert prior_from_hparams(HParams(**{**AUDIO_HPARAMS, "audio_causal_normalization": True})) is None
+    assert (
+        prior_from_hparams(HParams(**{**AUDIO_HPARAMS, "audio_causal_normalization": True})) is None
+    )
 
 
 def test_a_prior_without_causal_normalization_is_refused():

@@ -9,7 +9,7 @@ from t2t_lite import registry
 from t2t_lite.data import audio_features, audio_io, digital_silence
 from t2t_lite.data.problem import EVAL
 from t2t_lite.data.speech_features import AUDIO_HPARAMS, featurize, featurize_batch
-from t2t_lite.decoding.long_form import split_recordings
+from t2t_lite.decoding.audio.long_form import split_recordings
 from t2t_lite.hparam import HParams
 
 ZEROS = np.zeros(4000, np.float32)  # 0.25 s of exact digital silence

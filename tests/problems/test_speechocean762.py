@@ -17,7 +17,7 @@ from t2t_lite.data import shards
 from t2t_lite.data.kaldi_problem import KaldiSpeechProblem
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError
 from t2t_lite.data.text_encoders import ByteTextEncoder
-from t2t_lite.decoding.speaker_groups import read_speakers
+from t2t_lite.decoding.evaluation.speaker_groups import read_speakers
 from t2t_lite.problems import speechocean762
 
 SMALL_SHARDS = {TRAIN: 2, EVAL: 1, TEST: 1}

@@ -16,7 +16,7 @@ from t2t_lite import registry, run_dir
 from t2t_lite.data import causal_normalization
 from t2t_lite.data.normalization_prior import feature_statistics
 from t2t_lite.data.speech_features import featurize
-from t2t_lite.decoding.decode import BatchDecoder, decode_hparams
+from t2t_lite.decoding.search.model_search import BatchDecoder, decode_hparams
 from t2t_lite.hparam import create_hparams
 from t2t_lite.models.checkpointable import model_weights
 from tests.helpers import (

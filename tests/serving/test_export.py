@@ -24,9 +24,9 @@ import soundfile
 from t2t_lite import registry, run_dir
 from t2t_lite.data.audio_io import read_audio
 from t2t_lite.data.speech_features import featurize, featurize_batch
-from t2t_lite.decoding import trained_model
-from t2t_lite.decoding.decode import DEFAULT_CTC_WEIGHT, BatchDecoder, decode_hparams
-from t2t_lite.decoding.long_form import split_recordings
+from t2t_lite.decoding.audio.long_form import split_recordings
+from t2t_lite.decoding.checkpoints import trained_model
+from t2t_lite.decoding.search.model_search import DEFAULT_CTC_WEIGHT, BatchDecoder, decode_hparams
 from t2t_lite.serving import export
 from t2t_lite.serving.serving_module import ServingModule
 from tests.helpers import (

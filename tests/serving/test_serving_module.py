@@ -8,8 +8,8 @@ import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.data.text_encoders import ByteTextEncoder, IntegerEncoder
-from t2t_lite.decoding import trained_model
-from t2t_lite.decoding.decode import decode_hparams
+from t2t_lite.decoding.checkpoints import trained_model
+from t2t_lite.decoding.search.model_search import decode_hparams
 from t2t_lite.hparam import create_hparams
 from t2t_lite.serving.serving_module import ServingModule
 from tests.helpers import TINY_TRANSFORMER

@@ -19,9 +19,9 @@ import tensorflow as tf
 
 from t2t_lite.data.audio_io import read_audio
 from t2t_lite.data.reserved_ids import ids_before_eos
-from t2t_lite.decoding.decode import BatchDecoder, decode_cap, decode_hparams
-from t2t_lite.decoding.pause_split import max_piece_samples
-from t2t_lite.decoding.transcriber import WaveformTranscriber
+from t2t_lite.decoding.audio.pause_split import max_piece_samples
+from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
+from t2t_lite.decoding.search.model_search import BatchDecoder, decode_cap, decode_hparams
 from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE
 from t2t_lite.litert.transcriber import LiteRtTranscriber
 from t2t_lite.serving.tflite_export import export_tflite

@@ -12,9 +12,9 @@ import pytest
 import soundfile
 
 from t2t_lite import run_dir
-from t2t_lite.decoding.ctc_greedy import ctc_greedy_decode
-from t2t_lite.decoding.decode import decode_cap, decode_hparams
-from t2t_lite.decoding.transcriber import WaveformTranscriber
+from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
+from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
+from t2t_lite.decoding.search.model_search import decode_cap, decode_hparams
 from t2t_lite.serving import export
 from t2t_lite.streaming.recognizer import StreamingRecognizer, feature_lookahead_frames
 from t2t_lite.streaming.simulation import StreamTiming

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite import run_dir
-from t2t_lite.decoding.evaluation import DecodeEvaluator
+from t2t_lite.decoding.evaluation.evaluator import DecodeEvaluator
 from t2t_lite.hparam import create_hparams
 from t2t_lite.problems.spoken_synth import SpokenSynth
 from t2t_lite.training.build import build_trainer

@@ -1,4 +1,4 @@
-"""Tests for t2t_lite.decoding.subtitles: cues, SubRip, WebVTT, JSON."""
+"""Tests for t2t_lite.decoding.timing.subtitles: cues, SubRip, WebVTT, JSON."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from t2t_lite.decoding import subtitles
-from t2t_lite.decoding.subtitles import TimedWord, group_cues
+from t2t_lite.decoding.timing import subtitles
+from t2t_lite.decoding.timing.subtitles import TimedWord, group_cues
 
 
 def words_at(*spans, word="word"):

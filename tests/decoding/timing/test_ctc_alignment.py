@@ -1,4 +1,4 @@
-"""Tests for t2t_lite.decoding.ctc_alignment: Viterbi forced alignment against brute force."""
+"""Tests for t2t_lite.decoding.timing.ctc_alignment: Viterbi forced alignment vs brute force."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.decoding.ctc_alignment import ctc_forced_align
+from t2t_lite.decoding.timing.ctc_alignment import ctc_forced_align
 
 BLANK = 0
 

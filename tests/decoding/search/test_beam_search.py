@@ -5,10 +5,10 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite import registry
-from t2t_lite.decoding.beam_search import INF, beam_search
-from t2t_lite.decoding.ctc_greedy import ctc_greedy_decode
-from t2t_lite.decoding.ctc_prefix_score import CtcPrefixScorer
-from t2t_lite.decoding.decode import BatchDecoder, decode_hparams, model_search
+from t2t_lite.decoding.search.beam_search import INF, beam_search
+from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
+from t2t_lite.decoding.search.ctc_prefix_score import CtcPrefixScorer
+from t2t_lite.decoding.search.model_search import BatchDecoder, decode_hparams, model_search
 from t2t_lite.hparam import HParams
 from t2t_lite.models.transformer import Transformer
 from tests.helpers import NO_DROPOUT, fit_one_batch, random_sequences

@@ -1,13 +1,13 @@
 """The input-limit rule: how long an input a model takes, and how long a piece is."""
 
-from t2t_lite.decoding.decode import decode_hparams
-from t2t_lite.decoding.input_limits import (
+from t2t_lite.decoding.audio.input_limits import (
     DEFAULT_MAX_INPUT_FRAMES,
     input_tokens,
     max_input_frames,
     max_input_tokens,
     segment_seconds,
 )
+from t2t_lite.decoding.search.model_search import decode_hparams
 from t2t_lite.hparam import HParams
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.decoding.checkpoint_averaging import average_checkpoints, last_checkpoints
+from t2t_lite.decoding.checkpoints.averaging import average_checkpoints, last_checkpoints
 
 
 def make_state(tmp_path):

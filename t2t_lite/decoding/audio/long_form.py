@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from t2t_lite.decoding.pause_split import (
+from t2t_lite.decoding.audio.pause_split import (
     MIN_PAUSE_SECONDS,
     PAUSE_DB,
     SMOOTH_FRAMES,

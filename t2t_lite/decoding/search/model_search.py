@@ -26,9 +26,9 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.decoding.beam_search import beam_search
-from t2t_lite.decoding.ctc_greedy import ctc_greedy_decode
-from t2t_lite.decoding.ctc_prefix_score import CtcPrefixScorer
+from t2t_lite.decoding.search.beam_search import beam_search
+from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
+from t2t_lite.decoding.search.ctc_prefix_score import CtcPrefixScorer
 from t2t_lite.hparam import HParams
 
 LENGTH_QUANTUM = 16

@@ -1,4 +1,4 @@
-"""Tests for t2t_lite.decoding.word_times: tokens grouped into timed words."""
+"""Tests for t2t_lite.decoding.timing.word_times: tokens grouped into timed words."""
 
 from __future__ import annotations
 
@@ -8,7 +8,11 @@ import tensorflow as tf
 
 from t2t_lite.data.speech_features import AUDIO_HPARAMS
 from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder
-from t2t_lite.decoding.word_times import WordTimer, encoder_frame_seconds, word_boundary_tables
+from t2t_lite.decoding.timing.word_times import (
+    WordTimer,
+    encoder_frame_seconds,
+    word_boundary_tables,
+)
 from t2t_lite.hparam import HParams
 
 HPARAMS = HParams(**AUDIO_HPARAMS)

@@ -7,8 +7,8 @@ import keras
 import numpy as np
 
 from t2t_lite import registry
-from t2t_lite.decoding.decode import decode_cap, decode_hparams
-from t2t_lite.decoding.transcriber import WaveformTranscriber
+from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
+from t2t_lite.decoding.search.model_search import decode_cap, decode_hparams
 from t2t_lite.hparam import create_hparams
 from t2t_lite.models.build import build_model
 from tests.helpers import CTC_BEAM_DECODE, DEGENERATE_WAVEFORMS, TINY_CTC_SPEECH, full_lengths

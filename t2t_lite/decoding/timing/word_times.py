@@ -35,7 +35,7 @@ import tensorflow as tf
 
 from t2t_lite.data.speech_features import frame_length_samples, frame_step_samples
 from t2t_lite.data.text_encoders import EOS_ID, PAD_ID
-from t2t_lite.decoding.ctc_alignment import ctc_forced_align
+from t2t_lite.decoding.timing.ctc_alignment import ctc_forced_align
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
 

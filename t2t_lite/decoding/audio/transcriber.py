@@ -25,11 +25,11 @@ import tensorflow as tf
 
 from t2t_lite.data import audio_features, digital_silence
 from t2t_lite.data.speech_features import featurize_batch, frame_length_samples
-from t2t_lite.decoding.decode import has_ctc_head, model_search, resolve_decode_hparams
-from t2t_lite.decoding.input_limits import segment_seconds
-from t2t_lite.decoding.long_form import piece_starts, split_recordings
-from t2t_lite.decoding.subtitles import TimedWord
-from t2t_lite.decoding.word_times import WordTimer, join_word_times
+from t2t_lite.decoding.audio.input_limits import segment_seconds
+from t2t_lite.decoding.audio.long_form import piece_starts, split_recordings
+from t2t_lite.decoding.search.model_search import has_ctc_head, model_search, resolve_decode_hparams
+from t2t_lite.decoding.timing.subtitles import TimedWord
+from t2t_lite.decoding.timing.word_times import WordTimer, join_word_times
 from t2t_lite.hparam import HParams
 
 NEEDS_CTC_HEAD = (

@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from t2t_lite.data.problem import EVAL, Problem
 from t2t_lite.data.text_encoders import EOS_ID
-from t2t_lite.decoding.input_limits import input_tokens
+from t2t_lite.decoding.audio.input_limits import input_tokens
 
 
 class InputListError(ValueError):

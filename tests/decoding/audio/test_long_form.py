@@ -4,8 +4,8 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.data.audio_io import read_audio
-from t2t_lite.decoding.long_form import join_pieces, piece_ends, split_recordings
-from t2t_lite.decoding.pause_split import max_piece_samples, numpy_piece_ends
+from t2t_lite.decoding.audio.long_form import join_pieces, piece_ends, split_recordings
+from t2t_lite.decoding.audio.pause_split import max_piece_samples, numpy_piece_ends
 
 RATE = 16000
 

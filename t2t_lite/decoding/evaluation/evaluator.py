@@ -13,8 +13,8 @@ import functools
 import tensorflow as tf
 
 from t2t_lite.data.problem import Problem
-from t2t_lite.decoding import scoring
-from t2t_lite.decoding.decode import BatchDecoder, decode_dataset, decode_hparams
+from t2t_lite.decoding.evaluation.evaluator import scoring
+from t2t_lite.decoding.search.model_search import BatchDecoder, decode_dataset, decode_hparams
 from t2t_lite.hparam import HParams
 
 # Evaluation decodes greedily unless told otherwise: fast enough for every

@@ -1,0 +1,1 @@
+"""A trained run's checkpoints: loading the model, averaging the last N."""

@@ -1,0 +1,1 @@
+"""Decoded text scored against references: WER/CER/BLEU, by speaker, the trainer's eval."""

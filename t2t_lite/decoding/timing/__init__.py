@@ -1,0 +1,1 @@
+"""When each word was said: CTC forced alignment, word times, subtitles."""

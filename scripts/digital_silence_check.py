@@ -28,8 +28,9 @@ import numpy as np
 from t2t_lite import registry
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
 from t2t_lite.decoding.checkpoints.trained_model import load_trained_model
+from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.input_batches import record_waveform_batches, waveform_batches
-from t2t_lite.decoding.search.model_search import decode_cap, decode_hparams
+from t2t_lite.decoding.search.model_search import decode_cap
 
 
 def main() -> None:
@@ -48,9 +49,9 @@ def main() -> None:
     problem = registry.problem(args.problem)
     model, hparams, _ = load_trained_model(args.output_dir, problem, args.data_dir, "transformer")
     encoder = problem.feature_encoders(args.data_dir)["targets"]
-    decode_hp = decode_hparams(args.decode_hparams)
+    decode_config = DecodeConfig.parse(args.decode_hparams)
     transcriber = WaveformTranscriber(
-        model, hparams, decode_hp, decode_cap(hparams, decode_hp), encoder
+        model, hparams, decode_config, decode_cap(hparams, decode_config), encoder
     )
     waveforms, references = [], []
     for batch in record_waveform_batches(problem, args.data_dir, args.split, 16):
@@ -64,7 +65,7 @@ def main() -> None:
 
     def transcribe(batch: list[np.ndarray]) -> list[str]:
         texts = []
-        for padded, lengths in waveform_batches(batch, decode_hp.batch_size):
+        for padded, lengths in waveform_batches(batch, decode_config.batch_size):
             texts += [beams[0] for beams, _ in transcriber(padded, lengths)]
         return texts
 

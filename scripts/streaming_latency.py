@@ -33,9 +33,10 @@ from t2t_lite import registry
 from t2t_lite.data.spoken_synth.word_times import load_word_times
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
 from t2t_lite.decoding.checkpoints.trained_model import load_trained_model
-from t2t_lite.decoding.evaluation.evaluator import scoring
+from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.evaluation import scoring
 from t2t_lite.decoding.input_batches import record_waveform_batches
-from t2t_lite.decoding.search.model_search import decode_cap, decode_hparams
+from t2t_lite.decoding.search.model_search import decode_cap
 from t2t_lite.streaming.simulation import StreamingTranscriber
 
 WHOLE_UTTERANCE = 100_000  # chunk frames no utterance reaches: one chunk
@@ -73,7 +74,7 @@ def main() -> None:
     problem = registry.problem("spoken_synth")
     model, hparams, _ = load_trained_model(args.output_dir, problem, args.data_dir)
     encoder = problem.feature_encoders(args.data_dir)["targets"]
-    decode_hp = decode_hparams(args.decode_hparams)
+    decode_config = DecodeConfig.parse(args.decode_hparams)
     word_times = load_word_times(os.path.join(args.data_dir, "spoken_synth-word_times.json"))
     waves, references, ids = [], [], []
     for waveform, length, targets, utterance_ids in record_waveform_batches(
@@ -95,14 +96,16 @@ def main() -> None:
     def ms(summary: dict, prefix: str) -> dict:
         return {k[-3:]: round(v, 1) for k, v in summary.items() if k.startswith(prefix)}
 
-    joint = WaveformTranscriber(model, hparams, decode_hp, decode_cap(hparams, decode_hp), encoder)
+    joint = WaveformTranscriber(
+        model, hparams, decode_config, decode_cap(hparams, decode_config), encoder
+    )
     finals = [joint(w[None], np.array([len(w)], np.int32))[0][0][0] for w in waves]
     rows.append({"decoding": "full (joint search)", **scoring.score(metrics, finals, references)})
     print(json.dumps(rows[-1]), flush=True)
 
     for chunk in (int(c) for c in args.chunk_frames.split(",")):
         streaming = StreamingTranscriber(
-            model, hparams, decode_hp, encoder, chunk or WHOLE_UTTERANCE
+            model, hparams, decode_config, encoder, chunk or WHOLE_UTTERANCE
         )
         finals = [streaming(w[None], np.array([len(w)]))[0][0][0] for w in waves]
         ends = [

@@ -36,8 +36,9 @@ from t2t_lite import registry
 from t2t_lite.data.spoken_synth.word_times import load_word_times
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
 from t2t_lite.decoding.checkpoints.trained_model import load_trained_model
+from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.input_batches import record_waveform_batches
-from t2t_lite.decoding.search.model_search import decode_cap, decode_hparams
+from t2t_lite.decoding.search.model_search import decode_cap
 from t2t_lite.usr_dir import import_usr_dir
 
 
@@ -112,18 +113,18 @@ def main() -> None:
         )
     truth = load_word_times(word_times_path)
     model, hparams, _ = load_trained_model(args.output_dir, problem, args.data_dir, "transformer")
-    decode_hp = decode_hparams(args.decode_hparams)
+    decode_config = DecodeConfig.parse(args.decode_hparams)
     transcriber = WaveformTranscriber(
         model,
         hparams,
-        decode_hp,
-        decode_cap(hparams, decode_hp),
+        decode_config,
+        decode_cap(hparams, decode_config),
         problem.feature_encoders(args.data_dir)["targets"],
     )
     pairs, reference_words, done = [], 0, 0
     seconds = {"plain": 0.0, "timed": 0.0}
     batches = list(
-        record_waveform_batches(problem, args.data_dir, args.split, decode_hp.batch_size)
+        record_waveform_batches(problem, args.data_dir, args.split, decode_config.batch_size)
     )
     if batches:  # trace both graphs first: only steady-state decoding is timed
         transcriber(*batches[0][:2])

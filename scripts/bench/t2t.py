@@ -14,8 +14,9 @@ from t2t_lite.data import pipeline
 from t2t_lite.data.problem import TRAIN
 from t2t_lite.data.speech_problem import SpeechRecognitionProblem, Utterance
 from t2t_lite.data.text_encoders import EOS_ID
+from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.beam_search import beam_search
-from t2t_lite.decoding.search.model_search import BatchDecoder, decode_hparams
+from t2t_lite.decoding.search.model_search import BatchDecoder
 from t2t_lite.models.transformer import Transformer
 from t2t_lite.training.optimizers import make_optimizer
 from t2t_lite.training.train_step import StepSettings, make_replica_step, make_train_loop
@@ -93,7 +94,7 @@ class Decoding:
         embeddings = model.target_embedding.embeddings
         embeddings.assign(tf.tensor_scatter_nd_update(embeddings, [[EOS_ID]],
                                                       tf.zeros([1, sizes.hidden])))  # fmt: skip
-        self.cached = {length: BatchDecoder(model, hparams, decode_hparams(
+        self.cached = {length: BatchDecoder(model, hparams, DecodeConfig.parse(
             f"beam_size={sizes.beam},alpha={sizes.alpha},extra_length={length},"
             f"max_decode_length={length}")) for length in sizes.decode_lengths}  # fmt: skip
 

@@ -58,7 +58,8 @@ from t2t_lite.decoding.checkpoints.trained_model import (
     CheckpointNotFoundError,
     load_trained_model,
 )
-from t2t_lite.decoding.evaluation.evaluator import scoring, speaker_groups
+from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.evaluation import scoring, speaker_groups
 from t2t_lite.decoding.input_batches import (
     InputListError,
     encode_text_lines,
@@ -68,7 +69,7 @@ from t2t_lite.decoding.input_batches import (
     text_batches,
     waveform_batches,
 )
-from t2t_lite.decoding.search.model_search import BatchDecoder, decode_hparams
+from t2t_lite.decoding.search.model_search import BatchDecoder
 from t2t_lite.decoding.timing import subtitles
 from t2t_lite.run_dir import write_atomically
 from t2t_lite.streaming.simulation import StreamingTranscriber
@@ -188,7 +189,7 @@ def _with_blank_lines(lines: list[str], decoded: list[dict]) -> list[dict]:
     return [next(answers) if line else blank for line in lines]
 
 
-def _decode_file(settings, decoder, decode_hp, lines: list[str], target: str) -> str:
+def _decode_file(settings, decoder, decode_config, lines: list[str], target: str) -> str:
     problem, data_dir = settings.problem, settings.data_dir
     encoder = problem.feature_encoders(data_dir)["targets"]
     decoded, soundless = [], 0
@@ -198,14 +199,14 @@ def _decode_file(settings, decoder, decode_hp, lines: list[str], target: str) ->
         # the SavedModel reads such a request: it decodes to an empty line.
         waveforms = [read_audio(path, strict=False) for path in lines if path]
         soundless = sum(not np.any(waveform) for waveform in waveforms)
-        for batch, lengths in waveform_batches(waveforms, decode_hp.batch_size):
+        for batch, lengths in waveform_batches(waveforms, decode_config.batch_size):
             decoded += _transcribed(decoder, batch, lengths)
     else:
         encoded = _encoded_lines(settings, lines)
-        for features in text_batches(encoded, decode_hp.batch_size):
+        for features in text_batches(encoded, decode_config.batch_size):
             decoded += _searched(decoder, features, encoder)
     decoded = _with_blank_lines(lines, decoded)
-    write_atomically(target, "\n".join(_lines_out(decoded, decode_hp.return_beams)) + "\n")
+    write_atomically(target, "\n".join(_lines_out(decoded, decode_config.return_beams)) + "\n")
     extra = ""
     if settings.problem.input_modality == "speech" and decoder.timed_words:
         extra += f"; word times in {_write_word_times(target, decoded, lines)}"
@@ -241,13 +242,13 @@ def _default_split(problem, data_dir: str | None) -> str:
     return TEST if shards.existing_shards(data_dir, problem.name, TEST) else EVAL
 
 
-def _decode_split(settings, decoder, decode_hp, split: str, target: str) -> str:
+def _decode_split(settings, decoder, decode_config, split: str, target: str) -> str:
     problem, data_dir = settings.problem, settings.data_dir
     encoder = problem.feature_encoders(data_dir)["targets"]
     decoded = []
     if settings.problem.input_modality == "speech":
         # From the records' waveforms, as the SavedModel transcribes them.
-        batches = record_waveform_batches(problem, data_dir, split, decode_hp.batch_size)
+        batches = record_waveform_batches(problem, data_dir, split, decode_config.batch_size)
         for waveforms, lengths, targets, utterance_ids in batches:
             references = [encoder.decode(row) for row in targets]
             decoded += _transcribed(decoder, waveforms, lengths, references, utterance_ids)
@@ -255,7 +256,7 @@ def _decode_split(settings, decoder, decode_hp, split: str, target: str) -> str:
         # Every example in record order, in fixed-size batches: none dropped.
         inputs_encoder = problem.feature_encoders(data_dir).get("inputs", encoder)
         batches = record_text_batches(
-            problem, data_dir, split, settings.hparams, decode_hp.batch_size
+            problem, data_dir, split, settings.hparams, decode_config.batch_size
         )
         for features in batches:
             searched = _searched(decoder, features, encoder)
@@ -267,7 +268,7 @@ def _decode_split(settings, decoder, decode_hp, split: str, target: str) -> str:
             decoded += searched
     hypotheses = [d["hypothesis"] for d in decoded]
     references = [d["reference"] for d in decoded]
-    write_atomically(target, "\n".join(_lines_out(decoded, decode_hp.return_beams)) + "\n")
+    write_atomically(target, "\n".join(_lines_out(decoded, decode_config.return_beams)) + "\n")
     write_atomically(target + ".targets", "\n".join(references) + "\n")
     write_atomically(target + ".inputs", "\n".join(d["input"] or "" for d in decoded) + "\n")
     scores = scoring.score(scoring.decode_metrics(problem), hypotheses, references)
@@ -331,7 +332,7 @@ def main(argv: list[str]) -> int:
     if common.setup(argv):
         return 0
     output_dir = common.require_flag("output_dir")
-    decode_hp = decode_hparams(FLAGS.decode_hparams)
+    decode_config = DecodeConfig.parse(FLAGS.decode_hparams)
     lines = _lines_to_decode()  # a list that is not text fails before anything else
     settings = common.run_settings(output_dir, ignored=("tmp_dir",))
     problem, data_dir = settings.problem, settings.data_dir
@@ -355,24 +356,24 @@ def main(argv: list[str]) -> int:
     except (FileNotFoundError, CheckpointNotFoundError, CheckpointMismatchError) as error:
         raise common.CliError(str(error)) from error
     try:
-        decoder = BatchDecoder(model, hparams, decode_hp)
+        decoder = BatchDecoder(model, hparams, decode_config)
     except ValueError as error:  # decode hparams the model cannot honour
         raise common.CliError(str(error)) from error
     if problem.input_modality == "speech":
         encoder = problem.feature_encoders(data_dir)["targets"]
-        decoder = WaveformTranscriber(model, hparams, decode_hp, decoder.cap, encoder)
-        if decode_hp.chunk_frames > 0:
+        decoder = WaveformTranscriber(model, hparams, decode_config, decoder.cap, encoder)
+        if decode_config.chunk_frames > 0:
             try:
                 decoder = StreamingTranscriber(
-                    model, hparams, decode_hp, encoder, decode_hp.chunk_frames
+                    model, hparams, decode_config, encoder, decode_config.chunk_frames
                 )
             except ValueError as error:  # a model that cannot stream
                 raise common.CliError(str(error)) from error
     try:
         if lines:
-            message = _decode_file(settings, decoder, decode_hp, lines, target)
+            message = _decode_file(settings, decoder, decode_config, lines, target)
         else:
-            message = _decode_split(settings, decoder, decode_hp, split, target)
+            message = _decode_split(settings, decoder, decode_config, split, target)
         if isinstance(decoder, StreamingTranscriber):
             message += _streaming_report(decoder, target)
     except (AudioError, OSError) as error:

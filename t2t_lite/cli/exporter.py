@@ -23,7 +23,7 @@ from __future__ import annotations
 from absl import flags
 
 from t2t_lite.cli import common
-from t2t_lite.decoding.search.model_search import decode_hparams
+from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.serving import export, tflite_export
 
 FLAGS = flags.FLAGS
@@ -73,14 +73,18 @@ def main(argv: list[str]) -> int:
         data_dir=settings.data_dir,
         checkpoint_path=FLAGS.checkpoint_path,
     )
-    decode_hp = decode_hparams(FLAGS.decode_hparams)
+    decode_config = DecodeConfig.parse(FLAGS.decode_hparams)
     try:
         if FLAGS.format == "tflite":
             path = tflite_export.export_tflite_run(
-                trained, export_dir, decode_hp, FLAGS.tflite_quantization, FLAGS.tflite_max_seconds
+                trained,
+                export_dir,
+                decode_config,
+                FLAGS.tflite_quantization,
+                FLAGS.tflite_max_seconds,
             )
         else:
-            path = export.export_run(trained, export_dir, decode_hp, FLAGS.export_version)
+            path = export.export_run(trained, export_dir, decode_config, FLAGS.export_version)
     except (export.ExportError, FileNotFoundError) as error:
         raise common.CliError(str(error)) from error
     print(path)

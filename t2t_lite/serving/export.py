@@ -2,7 +2,7 @@
 
     run = TrainedRun("/runs/asr", registry.problem("librispeech"),
                      run_dir.load_hparams("/runs/asr"))
-    path = export_run(run, "/exports/asr", decode_hparams("beam_size=4,alpha=0.6"))
+    path = export_run(run, "/exports/asr", DecodeConfig.parse("beam_size=4,alpha=0.6"))
     # -> "/exports/asr/1767225600", holding saved_model.pb + variables/
 
 The model is rebuilt from the run's hparams.json the way the trainer builds
@@ -28,6 +28,7 @@ import tensorflow as tf
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.text_encoders import SentencePieceEncoder, TextEncoder
 from t2t_lite.decoding.checkpoints import trained_model
+from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.hparam import HParams
 from t2t_lite.models.build import build_model
 from t2t_lite.serving.serving_module import ServingModule
@@ -186,14 +187,14 @@ class TrainedRun:
 
 
 def export_run(
-    run: TrainedRun, export_dir: str, decode_hp: HParams, version: int | None = None
+    run: TrainedRun, export_dir: str, decode_config: DecodeConfig, version: int | None = None
 ) -> str:
     """Exports `run` as `export_dir/<version>/`.
 
     Args:
         run: the trained run.
         export_dir: where versions go.
-        decode_hp: `decoding.search.model_search.decode_hparams(...)`.
+        decode_config: `DecodeConfig`.
         version: the version number; default a timestamp.
 
     Returns:
@@ -208,7 +209,7 @@ def export_run(
     check_exportable(problem, encoders)
     model, checkpoint = run.restored_model()
     try:
-        module = ServingModule(model, problem, run.hparams, decode_hp, encoders)
+        module = ServingModule(model, problem, run.hparams, decode_config, encoders)
     except ValueError as error:  # decode hparams the model cannot honour
         raise ExportError(str(error)) from error
     metadata = {

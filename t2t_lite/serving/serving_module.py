@@ -1,6 +1,6 @@
 """The graph a SavedModel serves: raw input -> features -> beam search -> text.
 
-    module = ServingModule(model, problem, hparams, decode_hparams("beam_size=4"),
+    module = ServingModule(model, problem, hparams, DecodeConfig.parse("beam_size=4"),
                            problem.feature_encoders(data_dir))
     module.serve(inputs=tf.constant(["1 0 1"]))   # {"outputs": [b"1 0 1"], "scores": [...]}
     tf.saved_model.save(module, path, signatures={"serving_default": module.signature()})
@@ -59,12 +59,8 @@ from t2t_lite.decoding.audio.input_limits import (
 )
 from t2t_lite.decoding.audio.long_form import join_pieces
 from t2t_lite.decoding.audio.transcriber import search_pieces, time_words
-from t2t_lite.decoding.search.model_search import (
-    decode_cap,
-    has_ctc_head,
-    model_search,
-    resolve_decode_hparams,
-)
+from t2t_lite.decoding.decode_config import DecodeConfig, has_ctc_head
+from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.decoding.timing.word_times import WordTimer
 from t2t_lite.hparam import HParams
 from t2t_lite.streaming.graph import StreamingGraph, streaming_functions
@@ -80,7 +76,7 @@ class _Untracked:
 
     model: Any
     hparams: HParams
-    decode_hp: HParams
+    decode_config: DecodeConfig
     encoders: dict[str, TextEncoder]
 
 
@@ -95,13 +91,13 @@ class ServingModule(tf.Module):
             `decode_step`, `input_modality`, `target_vocab_size`).
         problem: the problem it was trained on (featurization, encoders).
         hparams: the run's hparams (audio settings and length limits).
-        decode_hp: `decoding.search.model_search.decode_hparams(...)`: beam_size, alpha,
+        decode_config: `DecodeConfig`: beam_size, alpha,
             extra_length, max_decode_length, return_beams.
         encoders: the problem's `feature_encoders(data_dir)`.
 
     Example:
     >>> module = ServingModule(  # doctest: +SKIP
-    ...     model, problem, hparams, decode_hparams(), encoders)
+    ...     model, problem, hparams, DecodeConfig(), encoders)
     >>> module.serve(inputs=tf.constant(["1 0 1"]))["outputs"]  # doctest: +SKIP
     """
 
@@ -110,21 +106,21 @@ class ServingModule(tf.Module):
         model,
         problem: Problem,
         hparams: HParams,
-        decode_hp: HParams,
+        decode_config: DecodeConfig,
         encoders: dict[str, TextEncoder],
     ):
         super().__init__(name="t2t_lite_serving")
         # Plain objects are not tracked: the Keras model is used while tracing
         # but not saved as an object (loading would then want Keras classes).
-        decode_hp = resolve_decode_hparams(model, decode_hp)
-        self._parts = _Untracked(model, hparams, decode_hp, encoders)
+        decode_config = decode_config.for_model(model)
+        self._parts = _Untracked(model, hparams, decode_config, encoders)
         self._modality = problem.input_modality
-        self.max_decode_length = decode_cap(hparams, decode_hp)
+        self.max_decode_length = decode_cap(hparams, decode_config)
         # Tracked, so that the SavedModel holds the weights the graph reads.
         self.model_variables = [getattr(v, "value", v) for v in model.variables]
         if self._modality == "speech":
             self.max_input_frames = max_input_frames(hparams)
-            self.segment_seconds = segment_seconds(hparams, decode_hp)
+            self.segment_seconds = segment_seconds(hparams, decode_config)
             waveform_signature = [
                 tf.TensorSpec([None, None], tf.float32, name="waveform"),
                 tf.TensorSpec([None], tf.int32, name="waveform_length"),
@@ -133,7 +129,7 @@ class ServingModule(tf.Module):
             # once however many signatures are saved.
             self._search_pieces = tf.function(
                 lambda waveform, waveform_length: search_pieces(
-                    model, waveform, waveform_length, hparams, decode_hp, self.max_decode_length
+                    model, waveform, waveform_length, hparams, decode_config, self.max_decode_length
                 ),
                 input_signature=waveform_signature,
             )
@@ -144,8 +140,8 @@ class ServingModule(tf.Module):
                     self._serve_speech_timed, input_signature=waveform_signature
                 )
             if has_ctc_head(model) and model.config.use_dynamic_chunk:  # streaming
-                self.stream_chunk_frames = decode_hp.chunk_frames or DEFAULT_CHUNK_FRAMES
-                graph = StreamingGraph(model, hparams, decode_hp, self.stream_chunk_frames)
+                self.stream_chunk_frames = decode_config.chunk_frames or DEFAULT_CHUNK_FRAMES
+                graph = StreamingGraph(model, hparams, decode_config, self.stream_chunk_frames)
                 self._streaming = streaming_functions(graph, encoders["targets"])
         else:
             self.max_input_tokens = max_input_tokens(hparams)
@@ -157,7 +153,7 @@ class ServingModule(tf.Module):
     @property
     def decode_settings(self) -> dict:
         """The decode hparams the graph uses (an unset `ctc_weight` resolved)."""
-        return self._parts.decode_hp.values()
+        return self._parts.decode_config.values()
 
     def signature(self):
         """The concrete function to save as `serving_default`."""
@@ -226,7 +222,7 @@ class ServingModule(tf.Module):
         eos = tf.fill([ids.nrows(), 1], EOS_ID)
         with tf.control_dependencies([fits]):
             ids = tf.concat([tf.cast(ids, tf.int32), eos], axis=1).to_tensor(0)
-        model, hp = self._parts.model, self._parts.decode_hp
+        model, hp = self._parts.model, self._parts.decode_config
         ids, scores = model_search(model, {"inputs": ids}, hp, self.max_decode_length)
         return self._detokenize(ids, scores)
 
@@ -235,7 +231,7 @@ class ServingModule(tf.Module):
     def _detokenize(self, ids, scores) -> dict:
         """`outputs`/`scores` of the best beam (or of every beam) of each row."""
         target_encoder = self._parts.encoders["targets"]
-        if self._parts.decode_hp.return_beams:
+        if self._parts.decode_config.return_beams:
             rows, beams = tf.shape(ids)[0], tf.shape(ids)[1]
             texts = target_encoder.tf_decode(tf.reshape(ids, [rows * beams, -1]))
             return {"outputs": tf.reshape(texts, [rows, beams]), "scores": scores}
@@ -245,7 +241,7 @@ class ServingModule(tf.Module):
         """Detokenizes the pieces, then joins each recording's texts in order."""
         pieces = self._detokenize(ids, scores)
         texts, scores = pieces["outputs"], pieces["scores"]
-        if not self._parts.decode_hp.return_beams:
+        if not self._parts.decode_config.return_beams:
             return {
                 "outputs": join_pieces(texts, rows, num_rows),
                 "scores": tf.math.unsorted_segment_sum(scores, rows, num_rows),

@@ -1,6 +1,6 @@
 """A trained model as a `.tflite` of builtin ops only, for LiteRT on a device.
 
-    export_tflite(model, hparams, decode_hparams(), target_encoder, "out/", "int8")
+    export_tflite(model, hparams, DecodeConfig(), target_encoder, "out/", "int8")
 
 writes three files to the directory: `model.tflite`, `vocabulary.json`
 (`litert.vocabulary`) and `tflite.json` (what the model takes). Between
@@ -41,7 +41,8 @@ from t2t_lite.data.speech_features import num_frames
 from t2t_lite.decoding.audio.input_limits import max_input_tokens, segment_seconds
 from t2t_lite.decoding.audio.pause_split import max_piece_samples
 from t2t_lite.decoding.audio.transcriber import piece_features
-from t2t_lite.decoding.search.model_search import decode_cap, model_search, resolve_decode_hparams
+from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.hparam import HParams
 from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE, VOCABULARY_FILE
 from t2t_lite.litert.vocabulary import Vocabulary
@@ -50,33 +51,33 @@ from t2t_lite.serving.export import ExportError, TrainedRun
 QUANTIZATIONS = ("float32", "float16", "int8")
 
 
-def transcribe_function(model, hparams: HParams, decode_hp: HParams, max_samples: int):
+def transcribe_function(model, hparams: HParams, decode_config: DecodeConfig, max_samples: int):
     """The fixed-shape speech graph (a `tf.function` of one `[1, max_samples]`
-    waveform -> `{"ids": [1, cap], "score": [1]}`); `decode_hp` resolved."""
-    cap = decode_cap(hparams, decode_hp)
+    waveform -> `{"ids": [1, cap], "score": [1]}`); `decode_config` resolved."""
+    cap = decode_cap(hparams, decode_config)
     frames = int(num_frames(tf.constant([max_samples]), hparams)[0])
 
     @tf.function(input_signature=[tf.TensorSpec([1, max_samples], tf.float32, name="waveform")])
     def transcribe(waveform):
         waveform = tf.where(tf.math.is_finite(waveform), waveform, 0.0)
-        features, _ = piece_features(waveform, tf.constant([max_samples]), hparams, decode_hp)
+        features, _ = piece_features(waveform, tf.constant([max_samples]), hparams, decode_config)
         inputs = features["inputs"]  # [1, <= frames, bins, channels]: static from here on
         inputs = tf.pad(inputs, [[0, 0], [0, frames - tf.shape(inputs)[1]], [0, 0], [0, 0]])
         features["inputs"] = tf.reshape(inputs, [1, frames, *inputs.shape[2:]])
-        ids, scores = model_search(model, features, decode_hp, cap, fixed_shapes=True)
+        ids, scores = model_search(model, features, decode_config, cap, fixed_shapes=True)
         return {"ids": ids[:, 0], "score": scores[:, 0]}
 
     return transcribe
 
 
-def translate_function(model, hparams: HParams, decode_hp: HParams, max_tokens: int):
+def translate_function(model, hparams: HParams, decode_config: DecodeConfig, max_tokens: int):
     """The fixed-shape text graph (a `tf.function` of one `[1, max_tokens]`
     row of ids, EOS included, zero padded -> `{"ids": [1, cap], "score": [1]}`)."""
-    cap = decode_cap(hparams, decode_hp)
+    cap = decode_cap(hparams, decode_config)
 
     @tf.function(input_signature=[tf.TensorSpec([1, max_tokens], tf.int32, name="inputs")])
     def translate(inputs):
-        ids, scores = model_search(model, {"inputs": inputs}, decode_hp, cap, fixed_shapes=True)
+        ids, scores = model_search(model, {"inputs": inputs}, decode_config, cap, fixed_shapes=True)
         return {"ids": ids[:, 0], "score": scores[:, 0]}
 
     return translate
@@ -109,15 +110,17 @@ def convert(function, quantization: str = "float32") -> bytes:
     return converter.convert()
 
 
-def _graph_and_input(model, hparams: HParams, decode_hp: HParams, max_seconds: float | None):
+def _graph_and_input(
+    model, hparams: HParams, decode_config: DecodeConfig, max_seconds: float | None
+):
     """`(tf.function, metadata of its input)` for the model's modality."""
     if max_seconds is not None and not max_seconds > 0:
         raise ValueError(f"the TFLite model's max seconds must be above 0, got {max_seconds}.")
     if model.input_modality == "speech":
-        seconds = max_seconds or segment_seconds(hparams, decode_hp)
+        seconds = max_seconds or segment_seconds(hparams, decode_config)
         sample_rate = int(hparams.audio_sample_rate)
         max_samples = max_piece_samples(sample_rate, seconds)
-        function = transcribe_function(model, hparams, decode_hp, max_samples)
+        function = transcribe_function(model, hparams, decode_config, max_samples)
         return function, {
             "input": "waveform",
             "max_samples": max_samples,
@@ -126,7 +129,7 @@ def _graph_and_input(model, hparams: HParams, decode_hp: HParams, max_seconds: f
         }
     if model.input_modality == "symbol":
         tokens = max_input_tokens(hparams)
-        function = translate_function(model, hparams, decode_hp, tokens)
+        function = translate_function(model, hparams, decode_config, tokens)
         return function, {"input": "ids", "max_input_tokens": tokens}
     raise ValueError("the TFLite export takes models with inputs (speech or text).")
 
@@ -134,7 +137,7 @@ def _graph_and_input(model, hparams: HParams, decode_hp: HParams, max_seconds: f
 def export_tflite(
     model,
     hparams: HParams,
-    decode_hp: HParams,
+    decode_config: DecodeConfig,
     target_encoder,
     directory: str,
     quantization: str = "float32",
@@ -145,7 +148,7 @@ def export_tflite(
     Args:
         model: a trained `Transformer` with speech or text inputs.
         hparams: its hparams.
-        decode_hp: `decode.decode_hparams(...)` (the search in the model).
+        decode_config: `DecodeConfig` (the search in the model).
         target_encoder: the problem's targets `TextEncoder` (the vocabulary).
         directory: where the three files go (each written whole or not at all).
         quantization: one of `QUANTIZATIONS`.
@@ -155,10 +158,12 @@ def export_tflite(
     Returns:
         The path of `model.tflite`.
     """
-    decode_hp = resolve_decode_hparams(model, decode_hp)
-    function, metadata = _graph_and_input(model, hparams, decode_hp, max_seconds)
+    decode_config = decode_config.for_model(model)
+    function, metadata = _graph_and_input(model, hparams, decode_config, max_seconds)
     blob = convert(function, quantization)
-    metadata.update(quantization=quantization, decode_hparams=decode_hp.values(), bytes=len(blob))
+    metadata.update(
+        quantization=quantization, decode_hparams=decode_config.values(), bytes=len(blob)
+    )
     os.makedirs(directory, exist_ok=True)
     files = {
         MODEL_FILE: blob,
@@ -186,7 +191,7 @@ def _default_file_mode() -> int:
 def export_tflite_run(
     run: TrainedRun,
     export_dir: str,
-    decode_hp: HParams,
+    decode_config: DecodeConfig,
     quantization: str = "float32",
     max_seconds: float | None = None,
 ) -> str:
@@ -208,7 +213,7 @@ def export_tflite_run(
     encoder = run.problem.feature_encoders(run.data_dir)["targets"]
     try:
         return export_tflite(
-            model, run.hparams, decode_hp, encoder, export_dir, quantization, max_seconds
+            model, run.hparams, decode_config, encoder, export_dir, quantization, max_seconds
         )
     except ValueError as error:  # decode hparams the model cannot honour
         raise ExportError(str(error)) from error

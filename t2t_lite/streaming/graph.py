@@ -25,6 +25,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from t2t_lite.decoding.audio.transcriber import piece_features
+from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.hparam import HParams
@@ -42,15 +43,15 @@ class StreamingGraph:
     Args:
         model: a speech `Transformer` trained with `use_dynamic_chunk`, with a CTC head.
         hparams: its hparams.
-        decode_hp: resolved decode hparams (the final search's).
+        decode_config: resolved decode hparams (the final search's).
         chunk_frames: encoder frames per chunk.
     """
 
-    def __init__(self, model, hparams: HParams, decode_hp: HParams, chunk_frames: int):
+    def __init__(self, model, hparams: HParams, decode_config: DecodeConfig, chunk_frames: int):
         self.encoder = StreamingEncoder(model, chunk_frames)
-        self.model, self.hparams, self.decode_hp = model, hparams, decode_hp
+        self.model, self.hparams, self.decode_config = model, hparams, decode_config
         self.chunk_frames = chunk_frames
-        self.cap = decode_cap(hparams, decode_hp)
+        self.cap = decode_cap(hparams, decode_config)
         self.lookahead = feature_lookahead_frames(hparams)
         layer = model.encoder_layers[0]
         self._layers = len(model.encoder_layers)
@@ -94,7 +95,9 @@ class StreamingGraph:
 
     def _advance(self, state: dict, final: bool) -> dict:
         samples = state["samples"]
-        features, _ = piece_features(samples, tf.shape(samples)[1:2], self.hparams, self.decode_hp)
+        features, _ = piece_features(
+            samples, tf.shape(samples)[1:2], self.hparams, self.decode_config
+        )
         frames = features["inputs_length"][0]
         inputs = features["inputs"][:, :frames]
         if final:
@@ -163,7 +166,7 @@ class StreamingGraph:
         """`(ids [1, length], score [1])`: the final transcript of the utterance."""
         memory, frames = self._nonempty(self._advance(state, final=True)["memory"])
         ids, scores = model_search(
-            self.model, {"inputs_length": frames}, self.decode_hp, self.cap,
+            self.model, {"inputs_length": frames}, self.decode_config, self.cap,
             encoded=(memory, tf.sequence_mask(frames, tf.shape(memory)[1], tf.float32)),
         )  # fmt: skip
         return ids[:, 0], scores[:, 0]

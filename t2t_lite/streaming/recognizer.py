@@ -1,6 +1,6 @@
 """Streaming recognition: partial transcripts while the audio arrives (U2).
 
-    recognizer = StreamingRecognizer(model, hparams, decode_hp, target_encoder,
+    recognizer = StreamingRecognizer(model, hparams, decode_config, target_encoder,
                                      chunk_frames=16)
     for chunk in microphone_chunks:          # float32 samples, any length
         print(recognizer.accept_waveform(chunk))   # the partial transcript
@@ -39,7 +39,8 @@ from keras import ops
 
 from t2t_lite.data.audio_features import delta_delta_reach
 from t2t_lite.decoding.audio.transcriber import piece_features
-from t2t_lite.decoding.search.model_search import decode_cap, model_search, resolve_decode_hparams
+from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.hparam import HParams
 from t2t_lite.streaming.ctc_prefix_beam_search import CtcPrefixBeamSearch
 from t2t_lite.streaming.encoder import StreamingEncoder
@@ -59,7 +60,7 @@ class StreamingRecognizer:
         model: a speech `Transformer` trained with `use_dynamic_chunk`, with a
             CTC head.
         hparams: its hparams (`audio_*`).
-        decode_hp: decode hparams (`beam_size`: the CTC prefix beams and the
+        decode_config: decode hparams (`beam_size`: the CTC prefix beams and the
             final's; `ctc_weight`, `alpha`: the final's scoring;
             `stream_final`: see above; `silence_dbfs`: audio quieter than
             this so far is not decoded).
@@ -71,7 +72,7 @@ class StreamingRecognizer:
             has no CTC head.
     """
 
-    def __init__(self, model, hparams: HParams, decode_hp: HParams, target_encoder,
+    def __init__(self, model, hparams: HParams, decode_config: DecodeConfig, target_encoder,
                  chunk_frames: int):  # fmt: skip
         if getattr(model, "ctc_projection", None) is None:
             raise ValueError(
@@ -79,19 +80,21 @@ class StreamingRecognizer:
             )
         self.encoder = StreamingEncoder(model, chunk_frames)
         self.model = model
-        self.decode_hp = resolve_decode_hparams(model, decode_hp)
+        self.decode_config = decode_config.for_model(model)
         self.target_encoder = target_encoder
         self.lookahead = feature_lookahead_frames(hparams)
-        cap = decode_cap(hparams, self.decode_hp)
+        cap = decode_cap(hparams, self.decode_config)
         self._search_final = tf.function(
             lambda memory: model_search(
-                model, {"inputs_length": tf.shape(memory)[1:2]}, self.decode_hp, cap,
+                model, {"inputs_length": tf.shape(memory)[1:2]}, self.decode_config, cap,
                 encoded=(memory, tf.ones(tf.shape(memory)[:2])),
             )[0][0, 0],
             input_signature=[tf.TensorSpec([1, None, model.hidden_size], tf.float32)],
         )  # fmt: skip
         self._featurize = tf.function(
-            lambda waveform, length: piece_features(waveform, length, hparams, self.decode_hp)[0],
+            lambda waveform, length: piece_features(waveform, length, hparams, self.decode_config)[
+                0
+            ],
             input_signature=[tf.TensorSpec([1, None], tf.float32), tf.TensorSpec([1], tf.int32)],
         )
         self.reset()
@@ -100,7 +103,7 @@ class StreamingRecognizer:
         """Forgets the utterance: the next chunk starts a new one."""
         self._samples = np.zeros(0, np.float32)
         self._state = self.encoder.initial_state()
-        self._search = CtcPrefixBeamSearch(self.decode_hp.beam_size)
+        self._search = CtcPrefixBeamSearch(self.decode_config.beam_size)
         self._memory = []  # the encoder output so far, chunk by chunk
 
     @property
@@ -141,12 +144,12 @@ class StreamingRecognizer:
         if not self._memory:
             return ""
         memory = self.memory
-        if self.decode_hp.stream_final == "search":
+        if self.decode_config.stream_final == "search":
             return self.target_encoder.decode(
                 self._search_final(ops.cast(memory, "float32")).numpy()
             )
         ids, _ = rescore(
-            self.model, memory, self._search.nbest(), self.decode_hp.ctc_weight,
-            self.decode_hp.alpha,
+            self.model, memory, self._search.nbest(), self.decode_config.ctc_weight,
+            self.decode_config.alpha,
         )  # fmt: skip
         return self.target_encoder.decode(ids)

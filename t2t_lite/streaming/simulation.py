@@ -1,6 +1,6 @@
 """Streaming, simulated over recordings: transcripts, compute time and latency.
 
-    transcriber = StreamingTranscriber(model, hparams, decode_hp, encoder, chunk_frames=16)
+    transcriber = StreamingTranscriber(model, hparams, decode_config, encoder, chunk_frames=16)
     results = transcriber(waveforms, lengths)   # as WaveformTranscriber returns them
     transcriber.summary()                       # real-time factor and latencies
 
@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from t2t_lite.data.speech_features import frame_step_samples
+from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
 from t2t_lite.streaming.recognizer import StreamingRecognizer
@@ -105,10 +106,10 @@ class StreamingTranscriber:
 
     timed_words = False
 
-    def __init__(self, model, hparams: HParams, decode_hp: HParams, target_encoder,
+    def __init__(self, model, hparams: HParams, decode_config: DecodeConfig, target_encoder,
                  chunk_frames: int):  # fmt: skip
         self.recognizer = StreamingRecognizer(
-            model, hparams, decode_hp, target_encoder, chunk_frames
+            model, hparams, decode_config, target_encoder, chunk_frames
         )
         self.sample_rate = int(hparams.audio_sample_rate)
         self.chunk_samples = chunk_frames * samples_per_encoder_frame(hparams)

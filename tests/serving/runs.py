@@ -16,7 +16,8 @@ from t2t_lite import registry, run_dir
 from t2t_lite.data import causal_normalization
 from t2t_lite.data.normalization_prior import feature_statistics
 from t2t_lite.data.speech_features import featurize
-from t2t_lite.decoding.search.model_search import BatchDecoder, decode_hparams
+from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.search.model_search import BatchDecoder
 from t2t_lite.hparam import create_hparams
 from t2t_lite.models.checkpointable import model_weights
 from tests.helpers import (
@@ -101,7 +102,7 @@ def run_decode_hparams(run: Run) -> str:
 
 def reference_decode(run: Run, features: dict) -> tuple[list[str], np.ndarray]:
     """In-process decoding with the same decode hparams: texts and scores."""
-    decoder = BatchDecoder(run.model, run.hparams, decode_hparams(run_decode_hparams(run)))
+    decoder = BatchDecoder(run.model, run.hparams, DecodeConfig.parse(run_decode_hparams(run)))
     ids, scores = decoder({k: tf.constant(v) for k, v in features.items()})
     return [run.encoders["targets"].decode(row[0]) for row in ids], scores[:, 0]
 

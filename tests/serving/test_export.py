@@ -26,7 +26,8 @@ from t2t_lite.data.audio_io import read_audio
 from t2t_lite.data.speech_features import featurize, featurize_batch
 from t2t_lite.decoding.audio.long_form import split_recordings
 from t2t_lite.decoding.checkpoints import trained_model
-from t2t_lite.decoding.search.model_search import DEFAULT_CTC_WEIGHT, BatchDecoder, decode_hparams
+from t2t_lite.decoding.decode_config import DEFAULT_CTC_WEIGHT, DecodeConfig
+from t2t_lite.decoding.search.model_search import BatchDecoder
 from t2t_lite.serving import export
 from t2t_lite.serving.serving_module import ServingModule
 from tests.helpers import (
@@ -58,7 +59,7 @@ def export_version(run: Run, export_dir: str, version: int) -> Run:
     """A copy of `run` with `export_path`: the run exported as `version`."""
     trained = export.TrainedRun(run.output_dir, run.problem, run_dir.load_hparams(run.output_dir))
     path = export.export_run(
-        trained, export_dir, decode_hparams(run_decode_hparams(run)), version=version
+        trained, export_dir, DecodeConfig.parse(run_decode_hparams(run)), version=version
     )
     return dataclasses.replace(run, export_path=path)
 
@@ -402,14 +403,16 @@ def test_ctc_weight_defaults_to_the_models_head(
 ):
     """Joint decoding for a model with a CTC head, attention only without; an
     explicit value wins (and one the model cannot honour is refused)."""
-    decode_hp = decode_hparams(overrides)
+    decode_config = DecodeConfig.parse(overrides)
     for run, weight in ((speech_run, speech_weight), (text_run, text_weight)):
         if weight is None:
             with pytest.raises(ValueError, match="needs a model with a CTC head"):
-                BatchDecoder(run.model, run.hparams, decode_hp)
+                BatchDecoder(run.model, run.hparams, decode_config)
             continue
-        assert BatchDecoder(run.model, run.hparams, decode_hp).decode_hp.ctc_weight == weight
-        module = ServingModule(run.model, run.problem, run.hparams, decode_hp, run.encoders)
+        assert (
+            BatchDecoder(run.model, run.hparams, decode_config).decode_config.ctc_weight == weight
+        )
+        module = ServingModule(run.model, run.problem, run.hparams, decode_config, run.encoders)
         assert module.decode_settings["ctc_weight"] == weight
 
 

@@ -13,8 +13,9 @@ import soundfile
 
 from t2t_lite import run_dir
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
+from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
-from t2t_lite.decoding.search.model_search import decode_cap, decode_hparams
+from t2t_lite.decoding.search.model_search import decode_cap
 from t2t_lite.serving import export
 from t2t_lite.streaming.recognizer import StreamingRecognizer, feature_lookahead_frames
 from t2t_lite.streaming.simulation import StreamTiming
@@ -35,16 +36,16 @@ def run(tmp_path_factory):
 
 
 def recognizer(run, chunk_frames, final="search"):
-    decode_hp = decode_hparams(f"{CTC_BEAM_DECODE},stream_final={final}")
-    return StreamingRecognizer(run.model, run.hparams, decode_hp, run.encoders["targets"],
+    decode_config = DecodeConfig.parse(f"{CTC_BEAM_DECODE},stream_final={final}")
+    return StreamingRecognizer(run.model, run.hparams, decode_config, run.encoders["targets"],
                                chunk_frames)  # fmt: skip
 
 
 def test_the_whole_utterance_at_once_gives_the_non_streaming_transcript(run):
     clips = tone_and_noise()
-    decode_hp = decode_hparams(CTC_BEAM_DECODE)
+    decode_config = DecodeConfig.parse(CTC_BEAM_DECODE)
     transcriber = WaveformTranscriber(
-        run.model, run.hparams, decode_hp, decode_cap(run.hparams, decode_hp),
+        run.model, run.hparams, decode_config, decode_cap(run.hparams, decode_config),
         run.encoders["targets"],
     )  # fmt: skip
     whole = recognizer(run, chunk_frames=1000)
@@ -156,9 +157,11 @@ STREAM_CLIENT = textwrap.dedent(
 def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, tmp_path):
     """The export's stream_start/stream_step/stream_final, driven by a process
     without t2t-lite, give the recognizer's final (same chunks, joint search)."""
-    decode_hp = f"{CTC_BEAM_DECODE},chunk_frames=2"
+    decode_config = f"{CTC_BEAM_DECODE},chunk_frames=2"
     trained = export.TrainedRun(run.output_dir, run.problem, run_dir.load_hparams(run.output_dir))
-    path = export.export_run(trained, str(tmp_path / "export"), decode_hparams(decode_hp), 1)
+    path = export.export_run(
+        trained, str(tmp_path / "export"), DecodeConfig.parse(decode_config), 1
+    )
     metadata = json.loads((tmp_path / "export" / "1" / "assets.extra" / export.METADATA_FILE)
                           .read_text())  # fmt: skip
     assert metadata["stream_chunk_frames"] == 2

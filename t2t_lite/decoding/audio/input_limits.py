@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.hparam import HParams
 
 # Limits used when the hparams set none: 30 s of audio, 256 text tokens.
@@ -70,16 +71,16 @@ def input_tokens(num_ids):
     return num_ids + 1
 
 
-def segment_seconds(hparams: HParams, decode_hp: HParams) -> float:
+def segment_seconds(hparams: HParams, decode_config: DecodeConfig) -> float:
     """The longest piece of a recording decoded at once.
 
     Args:
         hparams: the run's hparams (length limits, `audio_frame_step`).
-        decode_hp: decode hparams.
+        decode_config: decode hparams.
 
     Returns:
         The decode hparam `segment_seconds`, else `max_input_frames` in seconds.
     """
-    if decode_hp.segment_seconds > 0:
-        return float(decode_hp.segment_seconds)
+    if decode_config.segment_seconds > 0:
+        return float(decode_config.segment_seconds)
     return max_input_frames(hparams) * hparams.audio_frame_step / 1000.0

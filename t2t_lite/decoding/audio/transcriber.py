@@ -10,9 +10,9 @@ SavedModel traces it; `WaveformTranscriber` runs it in process for
 
 Example:
 ```python
-decode_hp = decode_hparams("beam_size=4")
+decode_config = DecodeConfig.parse("beam_size=4")
 transcriber = WaveformTranscriber(
-    model, hparams, decode_hp, decode_cap(hparams, decode_hp), target_encoder
+    model, hparams, decode_config, decode_cap(hparams, decode_config), target_encoder
 )
 for beams, scores in transcriber(waveforms, lengths):  # one per recording
     print(beams[0], scores[0])  # its best transcript and that one's score
@@ -27,7 +27,8 @@ from t2t_lite.data import audio_features, digital_silence
 from t2t_lite.data.speech_features import featurize_batch, frame_length_samples
 from t2t_lite.decoding.audio.input_limits import segment_seconds
 from t2t_lite.decoding.audio.long_form import piece_starts, split_recordings
-from t2t_lite.decoding.search.model_search import has_ctc_head, model_search, resolve_decode_hparams
+from t2t_lite.decoding.decode_config import DecodeConfig, has_ctc_head
+from t2t_lite.decoding.search.model_search import model_search
 from t2t_lite.decoding.timing.subtitles import TimedWord
 from t2t_lite.decoding.timing.word_times import WordTimer, join_word_times
 from t2t_lite.hparam import HParams
@@ -37,20 +38,20 @@ NEEDS_CTC_HEAD = (
 )
 
 
-def _pieces(waveforms, lengths, hparams: HParams, decode_hp: HParams):
+def _pieces(waveforms, lengths, hparams: HParams, decode_config: DecodeConfig):
     """Recordings -> the features of their pieces, each piece's recording, and
     where its first sample after the cut lies in its recording (seconds)."""
     waveforms = audio_features.zero_non_finite(tf.convert_to_tensor(waveforms, tf.float32))
     pieces, piece_lengths, rows = split_recordings(
-        waveforms, lengths, hparams.audio_sample_rate, segment_seconds(hparams, decode_hp)
+        waveforms, lengths, hparams.audio_sample_rate, segment_seconds(hparams, decode_config)
     )
     starts = piece_starts(piece_lengths, rows, tf.shape(waveforms)[0])
-    features, cut = piece_features(pieces, piece_lengths, hparams, decode_hp)
+    features, cut = piece_features(pieces, piece_lengths, hparams, decode_config)
     offsets = tf.cast(starts + cut, tf.float32) / hparams.audio_sample_rate
     return features, rows, offsets
 
 
-def piece_features(pieces, piece_lengths, hparams: HParams, decode_hp: HParams):
+def piece_features(pieces, piece_lengths, hparams: HParams, decode_config: DecodeConfig):
     """Waveform pieces -> model features (`featurize_batch`), a piece without
     speech given frame length 0 (it decodes to ""), and how many leading
     samples of each were exact zeros cut off (`digital_silence`)."""
@@ -61,13 +62,15 @@ def piece_features(pieces, piece_lengths, hparams: HParams, decode_hp: HParams):
     features, frame_lengths = featurize_batch(pieces, piece_lengths, hparams)
     # No speech: a piece quieter than `silence_dbfs`, or shorter than one
     # frame's window (25 ms holds no word). Frame length 0 decodes to "".
-    silent = audio_features.level_dbfs(pieces, piece_lengths) < decode_hp.silence_dbfs
+    silent = audio_features.level_dbfs(pieces, piece_lengths) < decode_config.silence_dbfs
     silent |= piece_lengths < frame_length_samples(hparams)
     frame_lengths = tf.where(silent, 0, frame_lengths)
     return {"inputs": features, "inputs_length": frame_lengths}, cut
 
 
-def search_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HParams, cap: int):
+def search_pieces(
+    model, waveforms, lengths, hparams: HParams, decode_config: DecodeConfig, cap: int
+):
     """Splits recordings into pieces (`long_form.split_recordings`), featurizes
     and decodes the pieces as one batch, keeping what word times need.
 
@@ -77,7 +80,7 @@ def search_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HParam
             non-finite samples are read as 0.
         lengths: int `[batch]` real samples.
         hparams: the run's hparams (`audio_*`, length limits).
-        decode_hp: decode hparams (search, `segment_seconds`, `silence_dbfs`).
+        decode_config: decode hparams (search, `segment_seconds`, `silence_dbfs`).
         cap: the static decode cap (`decode.decode_cap`).
 
     Returns:
@@ -89,9 +92,9 @@ def search_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HParam
         frames, vocab]` and `encoded_lengths [pieces]` of the encoder output
         the search decoded from (the encoder runs once).
     """
-    features, rows, offsets = _pieces(waveforms, lengths, hparams, decode_hp)
+    features, rows, offsets = _pieces(waveforms, lengths, hparams, decode_config)
     memory, memory_mask = model.encode(features, training=False)
-    ids, scores = model_search(model, features, decode_hp, cap, encoded=(memory, memory_mask))
+    ids, scores = model_search(model, features, decode_config, cap, encoded=(memory, memory_mask))
     searched = {"ids": ids, "scores": scores, "rows": rows, "offsets": offsets}
     if has_ctc_head(model):
         searched["ctc_log_probs"] = model.ctc_log_probs(memory)
@@ -99,10 +102,12 @@ def search_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HParam
     return searched
 
 
-def transcribe_pieces(model, waveforms, lengths, hparams: HParams, decode_hp: HParams, cap: int):
+def transcribe_pieces(
+    model, waveforms, lengths, hparams: HParams, decode_config: DecodeConfig, cap: int
+):
     """`search_pieces`' `(ids, scores, rows)`: the transcripts of every piece
     and the recording each came from."""
-    searched = search_pieces(model, waveforms, lengths, hparams, decode_hp, cap)
+    searched = search_pieces(model, waveforms, lengths, hparams, decode_config, cap)
     return searched["ids"], searched["scores"], searched["rows"]
 
 
@@ -129,14 +134,20 @@ def time_words(searched: dict, timer: WordTimer, num_rows):
 
 
 def transcribe_pieces_timed(
-    model, waveforms, lengths, hparams: HParams, decode_hp: HParams, cap: int, timer: WordTimer
+    model,
+    waveforms,
+    lengths,
+    hparams: HParams,
+    decode_config: DecodeConfig,
+    cap: int,
+    timer: WordTimer,
 ):
     """`transcribe_pieces`, and when each word of each recording's best
     hypothesis was said (`time_words`).
 
     Args:
         model: a speech `Transformer` with a CTC head.
-        waveforms, lengths, hparams, decode_hp, cap: as for `search_pieces`.
+        waveforms, lengths, hparams, decode_config, cap: as for `search_pieces`.
         timer: a `WordTimer` for the model's targets.
 
     Returns:
@@ -145,7 +156,7 @@ def transcribe_pieces_timed(
     """
     if not has_ctc_head(model):
         raise ValueError(NEEDS_CTC_HEAD)
-    searched = search_pieces(model, waveforms, lengths, hparams, decode_hp, cap)
+    searched = search_pieces(model, waveforms, lengths, hparams, decode_config, cap)
     times = time_words(searched, timer, tf.shape(waveforms)[0])
     return searched["ids"], searched["scores"], searched["rows"], times
 
@@ -155,7 +166,7 @@ class WaveformTranscriber:
     with each recording's piece texts joined as the graph joins them.
 
     Args:
-        model, hparams, decode_hp, cap: as for `transcribe_pieces`.
+        model, hparams, decode_config, cap: as for `transcribe_pieces`.
         target_encoder: the problem's target encoder (any, graph ops or not).
 
     Call arguments:
@@ -172,14 +183,16 @@ class WaveformTranscriber:
             `decode.resolve_decode_hparams`).
     """
 
-    def __init__(self, model, hparams: HParams, decode_hp: HParams, cap: int, target_encoder):
+    def __init__(
+        self, model, hparams: HParams, decode_config: DecodeConfig, cap: int, target_encoder
+    ):
         self._encoder = target_encoder
-        decode_hp = resolve_decode_hparams(model, decode_hp)
+        decode_config = decode_config.for_model(model)
         self.timed_words = has_ctc_head(model)  # word times need the CTC head
         signature = [tf.TensorSpec([None, None], tf.float32), tf.TensorSpec([None], tf.int32)]
         self._transcribe = tf.function(
             lambda waveforms, lengths: transcribe_pieces(
-                model, waveforms, lengths, hparams, decode_hp, cap
+                model, waveforms, lengths, hparams, decode_config, cap
             ),
             input_signature=signature,
         )
@@ -188,7 +201,7 @@ class WaveformTranscriber:
             timer = WordTimer(target_encoder.token_surfaces(), hparams)
             self._transcribe_timed = tf.function(
                 lambda waveforms, lengths: transcribe_pieces_timed(
-                    model, waveforms, lengths, hparams, decode_hp, cap, timer
+                    model, waveforms, lengths, hparams, decode_config, cap, timer
                 ),
                 input_signature=signature,
             )

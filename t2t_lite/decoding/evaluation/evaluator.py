@@ -13,8 +13,9 @@ import functools
 import tensorflow as tf
 
 from t2t_lite.data.problem import Problem
-from t2t_lite.decoding.evaluation.evaluator import scoring
-from t2t_lite.decoding.search.model_search import BatchDecoder, decode_dataset, decode_hparams
+from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.evaluation import scoring
+from t2t_lite.decoding.search.model_search import BatchDecoder, decode_dataset
 from t2t_lite.hparam import HParams
 
 # Evaluation decodes greedily unless told otherwise: fast enough for every
@@ -54,8 +55,10 @@ class DecodeEvaluator:
         decode_overrides: str = "",
         max_examples: int = 64,
     ):
-        decode_hp = decode_hparams(EVAL_DECODE_DEFAULTS).parse(decode_overrides)
-        self._decoder = BatchDecoder(model, hparams, decode_hp)
+        decode_config = DecodeConfig.parse(
+            decode_overrides, base=DecodeConfig.parse(EVAL_DECODE_DEFAULTS)
+        )
+        self._decoder = BatchDecoder(model, hparams, decode_config)
         self._encoder = problem.feature_encoders(data_dir)["targets"]
         self._metrics = scoring.decode_metrics(problem)
         self.max_examples = max_examples

@@ -22,7 +22,7 @@ import numpy as np
 
 from t2t_lite.data import shards
 from t2t_lite.data.speech_problem import UNKNOWN_AGE, Speaker
-from t2t_lite.decoding.evaluation.evaluator import scoring
+from t2t_lite.decoding.evaluation import scoring
 
 # The age of majority; speechocean762's children are 6-15 and its adults
 # 19-43, so any cut between 16 and 19 splits it the same way.

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.beam_search import beam_search
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
 from t2t_lite.decoding.search.ctc_prefix_score import CtcPrefixScorer
@@ -33,48 +34,14 @@ from t2t_lite.hparam import HParams
 
 LENGTH_QUANTUM = 16
 DEFAULT_DECODE_CAP = 256
-# The CTC share of joint decoding for a model with a CTC head, unless the
-# decode hparams say otherwise: ESPnet's LibriSpeech recipes decode with 0.3,
-# and it gave the best WER of 0, 0.3, 0.5 and 1 on the quick start's model.
-DEFAULT_CTC_WEIGHT = 0.3
-MODEL_CTC_WEIGHT = -1.0  # the ctc_weight decode hparam's "the model's default"
-STREAM_FINALS = ("search", "rescore")
 
 
-def decode_hparams(overrides: str = "") -> HParams:
-    """T2T's decode hparams (`--decode_hparams`), with its defaults, plus
-    `ctc_weight` (0: attention only; 1: CTC greedy; unset: `DEFAULT_CTC_WEIGHT`
-    for a model with a CTC head, else 0, see `resolve_decode_hparams`), `silence_dbfs` (an
-    audio input quieter than this RMS level, in dB full scale, is silence
-    and decodes to "") and `segment_seconds` (a longer recording is split
-    at pauses into pieces this long at most; 0: the training limit), and
-    `chunk_frames` (streaming in chunks of this many encoder frames; 0: whole
-    recordings) and `stream_final` (how a streamed utterance's final is
-    found)."""
-    return HParams(
-        beam_size=4,
-        alpha=0.6,
-        extra_length=50,
-        batch_size=16,
-        return_beams=False,
-        max_decode_length=0,  # 0: hparams.max_target_seq_length, else 256
-        ctc_weight=MODEL_CTC_WEIGHT,
-        silence_dbfs=-60.0,
-        segment_seconds=0.0,  # 0: the training limit (input_limits.segment_seconds)
-        # > 0: streaming, in chunks of this many 40 ms encoder frames (t2t_lite/streaming);
-        # the decoder simulates it over whole recordings.
-        chunk_frames=0,
-        # A streamed utterance's final transcript: "search", the joint beam
-        # search over the streamed encoder output; "rescore", U2's attention
-        # rescoring of the CTC prefix search's n-best (t2t_lite/streaming).
-        stream_final="search",
-    ).parse(overrides)
-
-
-def decode_cap(hparams: HParams, decode_hp: HParams) -> int:
+def decode_cap(hparams: HParams, decode_config: DecodeConfig) -> int:
     """The longest output a decode may produce."""
     return (
-        decode_hp.max_decode_length or hparams.get("max_target_seq_length", 0) or DEFAULT_DECODE_CAP
+        decode_config.max_decode_length
+        or hparams.get("max_target_seq_length", 0)
+        or DEFAULT_DECODE_CAP
     )
 
 
@@ -86,55 +53,20 @@ def decode_length(encoded_length, extra_length: int, cap: int):
     return tf.clip_by_value(wanted, 1, cap)
 
 
-def has_ctc_head(model) -> bool:
-    """Whether `model` was built with a CTC head (joint decoding, word times)."""
-    return getattr(model, "ctc_projection", None) is not None
-
-
-def resolve_decode_hparams(model, decode_hp: HParams) -> HParams:
-    """The decode hparams for `model`: a copy with an unset `ctc_weight` made
-    the model's (`DEFAULT_CTC_WEIGHT` with a CTC head, 0 without), checked.
-
-    Raises:
-        ValueError: decode hparams the model cannot honour.
-    """
-    decode_hp = decode_hp.copy()
-    if decode_hp.ctc_weight == MODEL_CTC_WEIGHT:
-        decode_hp.ctc_weight = DEFAULT_CTC_WEIGHT if has_ctc_head(model) else 0.0
-    _check_decode_hparams(model, decode_hp)
-    return decode_hp
-
-
-def _check_decode_hparams(model, decode_hp: HParams) -> None:
-    """Raises ValueError for decode hparams the model cannot honour."""
-    if model.input_modality is None:
-        raise ValueError("decoding needs a problem with inputs (a language model has none).")
-    if not 0.0 <= decode_hp.ctc_weight <= 1.0:
-        raise ValueError(f"decode hparam ctc_weight must be in [0, 1], got {decode_hp.ctc_weight}.")
-    if decode_hp.ctc_weight > 0 and not has_ctc_head(model):
-        raise ValueError(
-            f"decode hparam ctc_weight={decode_hp.ctc_weight} needs a model with a CTC head; "
-            "this one was trained without one (train with hparam ctc_loss_weight > 0), "
-            "so decode with ctc_weight=0."
-        )
-    if decode_hp.beam_size < 1:
-        raise ValueError(f"decode hparam beam_size must be >= 1, got {decode_hp.beam_size}.")
-    if decode_hp.get("stream_final", "search") not in STREAM_FINALS:
-        raise ValueError(
-            f"decode hparam stream_final must be one of {', '.join(STREAM_FINALS)}, "
-            f"got {decode_hp.stream_final!r}."
-        )
-
-
 def model_search(
-    model, features: dict, decode_hp: HParams, cap: int, encoded=None, fixed_shapes: bool = False
+    model,
+    features: dict,
+    decode_config: DecodeConfig,
+    cap: int,
+    encoded=None,
+    fixed_shapes: bool = False,
 ):
     """Decodes a batch of model features.
 
     Args:
         model: a `Transformer` with inputs.
         features: "inputs" (and for speech "inputs_length"), a batch.
-        decode_hp: from `resolve_decode_hparams`.
+        decode_config: from `resolve_decode_hparams`.
         cap: `decode_cap(...)`, the longest output.
         encoded: `model.encode(features)`'s `(memory, memory_mask)`, when the
             caller needs the encoder's output too (word times); else encoded here.
@@ -149,7 +81,7 @@ def model_search(
     memory, memory_mask = encoded or model.encode(features, training=False)
     batch_size = tf.shape(memory)[0]
     frames = tf.cast(tf.reduce_sum(tf.cast(memory_mask, tf.float32), axis=1), tf.int32)
-    weight = decode_hp.ctc_weight
+    weight = decode_config.ctc_weight
     if weight >= 1.0:
         ids, scores = ctc_greedy_decode(model.ctc_log_probs(memory), frames)
         ids, scores = ids[:, None], scores[:, None]
@@ -164,16 +96,16 @@ def model_search(
         # input is padded to a static length, so its longest real row stands
         # in (a one-row request then stops where the dynamic search stops).
         encoded_length = tf.reduce_max(frames) if fixed_shapes else tf.shape(memory)[1]
-        length = decode_length(encoded_length, decode_hp.extra_length, cap)
+        length = decode_length(encoded_length, decode_config.extra_length, cap)
         ids, scores = beam_search(
             lambda ids, step, states: model.decode_step(ids[:, -1], step, states),
             tf.zeros([batch_size], tf.int32),
-            beam_size=decode_hp.beam_size,
+            beam_size=decode_config.beam_size,
             decode_length=cap if fixed_shapes else length,
             stop_length=length,
             use_fixed_shapes=fixed_shapes,
             vocab_size=model.target_vocab_size,
-            alpha=decode_hp.alpha,
+            alpha=decode_config.alpha,
             states=cache,
             ctc_scorer=scorer,
             ctc_weight=weight,
@@ -198,7 +130,7 @@ class BatchDecoder:
     Args:
         model: a `Transformer` with inputs.
         hparams: the model's hparams (for `max_target_seq_length`).
-        decode_hp: from `decode_hparams`.
+        decode_config: from `decode_hparams`.
 
     Call arguments:
         features: a batch of model features ("targets" is ignored).
@@ -212,18 +144,18 @@ class BatchDecoder:
             `resolve_decode_hparams`).
     """
 
-    def __init__(self, model, hparams: HParams, decode_hp: HParams):
-        decode_hp = resolve_decode_hparams(model, decode_hp)
+    def __init__(self, model, hparams: HParams, decode_config: DecodeConfig):
+        decode_config = decode_config.for_model(model)
         self.model = model
-        self.decode_hp = decode_hp
-        self.cap = decode_cap(hparams, decode_hp)
+        self.decode_config = decode_config
+        self.cap = decode_cap(hparams, decode_config)
         self._functions: dict[tuple, tf.types.experimental.PolymorphicFunction] = {}
 
     def _function(self, inputs: dict):
         key = tuple(sorted(inputs))
         if key not in self._functions:
             signature = {name: _relaxed_spec(value) for name, value in inputs.items()}
-            model, hp, cap = self.model, self.decode_hp, self.cap
+            model, hp, cap = self.model, self.decode_config, self.cap
             self._functions[key] = tf.function(
                 lambda features: model_search(model, features, hp, cap),
                 input_signature=[signature],

@@ -7,7 +7,7 @@ from t2t_lite.decoding.audio.input_limits import (
     max_input_tokens,
     segment_seconds,
 )
-from t2t_lite.decoding.search.model_search import decode_hparams
+from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.hparam import HParams
 
 
@@ -26,8 +26,8 @@ def test_input_limits_follow_the_training_limits():
     speech.max_input_seq_length = 1550
     assert max_input_frames(speech) == 1550
     # Long recordings are split into pieces of the training limit, unless told.
-    assert segment_seconds(speech, decode_hparams()) == 15.5
-    assert segment_seconds(speech, decode_hparams("segment_seconds=6")) == 6.0
+    assert segment_seconds(speech, DecodeConfig()) == 15.5
+    assert segment_seconds(speech, DecodeConfig.parse("segment_seconds=6")) == 6.0
     text = HParams(max_input_seq_length=0, max_length=256)
     assert max_input_tokens(text) == 256
     text.max_input_seq_length = 12

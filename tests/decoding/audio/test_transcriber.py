@@ -8,7 +8,8 @@ import numpy as np
 
 from t2t_lite import registry
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
-from t2t_lite.decoding.search.model_search import decode_cap, decode_hparams
+from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.search.model_search import decode_cap
 from t2t_lite.hparam import create_hparams
 from t2t_lite.models.build import build_model
 from tests.helpers import CTC_BEAM_DECODE, DEGENERATE_WAVEFORMS, TINY_CTC_SPEECH, full_lengths
@@ -19,9 +20,9 @@ def _transcriber(decode=CTC_BEAM_DECODE):
     problem = registry.problem("librispeech")
     hparams = create_hparams("transformer_tiny", TINY_CTC_SPEECH, problem)
     model = build_model(problem, hparams, "transformer", None)
-    decode_hp = decode_hparams(decode)
+    decode_config = DecodeConfig.parse(decode)
     return WaveformTranscriber(
-        model, hparams, decode_hp, decode_cap(hparams, decode_hp),
+        model, hparams, decode_config, decode_cap(hparams, decode_config),
         problem.feature_encoders(None)["targets"],
     )  # fmt: skip
 

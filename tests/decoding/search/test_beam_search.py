@@ -5,10 +5,11 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite import registry
+from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.beam_search import INF, beam_search
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
 from t2t_lite.decoding.search.ctc_prefix_score import CtcPrefixScorer
-from t2t_lite.decoding.search.model_search import BatchDecoder, decode_hparams, model_search
+from t2t_lite.decoding.search.model_search import BatchDecoder, model_search
 from t2t_lite.hparam import HParams
 from t2t_lite.models.transformer import Transformer
 from tests.helpers import NO_DROPOUT, fit_one_batch, random_sequences
@@ -512,7 +513,7 @@ def test_model_search_modes_and_empty_inputs(trained_ctc):
     greedy_ids, _ = ctc_greedy_decode(model.ctc_log_probs(memory), lengths)
 
     def search(features, overrides):
-        ids, scores = model_search(model, features, decode_hparams(overrides), DECODE_LENGTH)
+        ids, scores = model_search(model, features, DecodeConfig.parse(overrides), DECODE_LENGTH)
         return ids.numpy(), scores.numpy()
 
     ids, _ = search(inputs, "ctc_weight=1.0")
@@ -538,7 +539,7 @@ def test_ctc_greedy_decode_merges_repeats_and_drops_blanks_and_padding():
 def test_batch_decoder_traces_once_for_every_batch_shape(trained_ctc):
     """Eval decoding meets batches of many sizes and lengths: one trace serves them."""
     model, inputs = trained_ctc
-    decoder = BatchDecoder(model, HParams(max_target_seq_length=DECODE_LENGTH), decode_hparams())
+    decoder = BatchDecoder(model, HParams(max_target_seq_length=DECODE_LENGTH), DecodeConfig())
     for rows, length in ((5, 7), (2, 5), (3, 6)):
         ids, _ = decoder({"inputs": inputs["inputs"][:rows, :length]})
         assert ids.shape[:2] == (rows, 4)

@@ -1,0 +1,131 @@
+"""The decode settings (`--decode_hparams`), typed and checked once.
+
+`DecodeConfig.parse("beam_size=4,alpha=0.6")` reads T2T's override text
+over the defaults below; `config.for_model(model)` settles what depends on
+the model (the CTC share) and refuses what the model cannot do. Every
+decode path (the decoder, the trainer's eval decoding, the transcriber,
+streaming, the SavedModel and the `.tflite`) takes the resulting config
+whole, as the model takes its `TransformerConfig`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from t2t_lite.hparam import HParams
+
+# The CTC share of joint decoding for a model with a CTC head, unless the
+# decode settings say otherwise: ESPnet's LibriSpeech recipes decode with 0.3.
+DEFAULT_CTC_WEIGHT = 0.3
+MODEL_CTC_WEIGHT = -1.0  # ctc_weight's "the model's default" (see `for_model`)
+STREAM_FINALS = ("search", "rescore")
+
+
+def has_ctc_head(model) -> bool:
+    """Whether `model` was built with a CTC head (joint decoding, word times)."""
+    return getattr(model, "ctc_projection", None) is not None
+
+
+@dataclasses.dataclass(frozen=True)
+class DecodeConfig:
+    """How to decode: T2T's decode hparams and t2t-lite's additions.
+
+    Attributes:
+        beam_size: beams kept (1: greedy).
+        alpha: T2T's length penalty exponent.
+        extra_length: decode steps past the encoder's length (T2T's).
+        batch_size: examples decoded at once by the decoder command.
+        return_beams: write every beam, not only the best.
+        max_decode_length: the longest output; 0: the model's
+            `max_target_seq_length`, else 256.
+        ctc_weight: the CTC share of each extension's score: 0 attention
+            only, 1 CTC greedy, between them joint CTC/attention search;
+            `MODEL_CTC_WEIGHT` until `for_model` makes it the model's.
+        silence_dbfs: audio quieter than this RMS level (dB full scale) is
+            silence and decodes to "".
+        segment_seconds: a longer recording is split at pauses into pieces
+            this long at most; 0: the training limit.
+        chunk_frames: > 0: streaming, in chunks of this many 40 ms encoder
+            frames (the decoder simulates it over whole recordings).
+        stream_final: a streamed utterance's final: "search", the joint
+            beam search over the streamed encoder output, or "rescore", U2's
+            attention rescoring of the CTC prefix search's n-best.
+
+    Example:
+    >>> config = DecodeConfig.parse("beam_size=2,ctc_weight=0.5")
+    >>> config.beam_size, config.ctc_weight, config.alpha
+    (2, 0.5, 0.6)
+    """
+
+    beam_size: int = 4
+    alpha: float = 0.6
+    extra_length: int = 50
+    batch_size: int = 16
+    return_beams: bool = False
+    max_decode_length: int = 0
+    ctc_weight: float = MODEL_CTC_WEIGHT
+    silence_dbfs: float = -60.0
+    segment_seconds: float = 0.0
+    chunk_frames: int = 0
+    stream_final: str = "search"
+
+    def __post_init__(self):
+        at_least = {
+            "beam_size": 1,
+            "batch_size": 1,
+            "extra_length": 0,
+            "max_decode_length": 0,
+            "segment_seconds": 0,
+            "chunk_frames": 0,
+        }
+        for name, low in at_least.items():
+            if getattr(self, name) < low:
+                raise ValueError(
+                    f"decode hparam {name} must be >= {low}, got {getattr(self, name)}."
+                )
+        if self.ctc_weight != MODEL_CTC_WEIGHT and not 0.0 <= self.ctc_weight <= 1.0:
+            raise ValueError(f"decode hparam ctc_weight must be in [0, 1], got {self.ctc_weight}.")
+        if self.stream_final not in STREAM_FINALS:
+            raise ValueError(
+                f"decode hparam stream_final must be one of {', '.join(STREAM_FINALS)}, "
+                f"got {self.stream_final!r}."
+            )
+
+    @classmethod
+    def parse(cls, overrides: str = "", base: DecodeConfig | None = None) -> DecodeConfig:
+        """`base` (else the defaults) with T2T's override text ("a=1,b=2") applied.
+
+        Raises:
+            ValueError: an unknown name, a value of the wrong type, or a
+                value out of range (one sentence naming it).
+        """
+        return cls(**HParams(**(base or cls()).values()).parse(overrides).values())
+
+    def replace(self, **changes) -> DecodeConfig:
+        """A copy with `changes` applied (and checked)."""
+        return dataclasses.replace(self, **changes)
+
+    def values(self) -> dict:
+        """The settings as a plain dict (an export's metadata)."""
+        return dataclasses.asdict(self)
+
+    def for_model(self, model) -> DecodeConfig:
+        """The settings for `model`: an unset `ctc_weight` made the model's
+        (`DEFAULT_CTC_WEIGHT` with a CTC head, 0 without), and checked
+        against what the model can do.
+
+        Raises:
+            ValueError: settings the model cannot honour.
+        """
+        if model.input_modality is None:
+            raise ValueError("decoding needs a problem with inputs (a language model has none).")
+        config = self
+        if config.ctc_weight == MODEL_CTC_WEIGHT:
+            config = config.replace(ctc_weight=DEFAULT_CTC_WEIGHT if has_ctc_head(model) else 0.0)
+        if config.ctc_weight > 0 and not has_ctc_head(model):
+            raise ValueError(
+                f"decode hparam ctc_weight={config.ctc_weight} needs a model with a CTC head; "
+                "this one was trained without one (train with hparam ctc_loss_weight > 0), "
+                "so decode with ctc_weight=0."
+            )
+        return config

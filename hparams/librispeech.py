@@ -32,9 +32,8 @@ T2T_FIXED_BATCH_LENGTH_BUDGET = 16 * 1550 * 80
 
 # Kaldi's and ESPnet's speed perturbation, on the fly in training
 # (data/audio_augment/speed.py): it moves pitch and formants as a new speaker
-# would. T2T had none. On the built-in corpus it took the held-out voice from
-# 4.0% WER to 2.4-3.5%, where volume, noise and reverberation on top of it
-# gave nothing (`docs/benchmarks.md`, "Augmentation"). The LibriSpeech sets
+# would. T2T had none. On the built-in corpus it was the one augmentation
+# that helped an unheard voice (`docs/benchmarks.md`, "Augmentation"). The LibriSpeech sets
 # leave it off for now: at 0.9 an utterance grows by a ninth, and
 # LibriSpeech's longest (35 s) would pass their 36 s limit and be dropped,
 # where every utterance is kept today.
@@ -154,8 +153,8 @@ def transformer_speech_small() -> HParams:
     # Mild SpecAugment (Park et al. 2019; its LibriSpeech policies use 2 masks
     # of up to 27 bins and 100 frames): 2 frequency masks of up to 15 of the
     # 80 bins and 2 time masks of up to 20 frames (at most 20% of the
-    # utterance). It slows the dev loss but carries over to an unheard voice:
-    # held-out WER 3.2% instead of 5.1% after 3,000 steps (`docs/benchmarks.md`).
+    # utterance). It slows the dev loss but carries over to an unheard voice
+    # (`docs/benchmarks.md`, "The built-in small recipes").
     for name, value in (
         ("specaugment_freq_masks", 2),
         ("specaugment_freq_mask_width", 15),
@@ -164,8 +163,7 @@ def transformer_speech_small() -> HParams:
         ("specaugment_time_mask_max_fraction", 0.2),
     ):
         hparams.add_hparam(name, value)
-    # Speed perturbation (see SPEED_FACTORS), for about 0.1 ms of pipeline CPU
-    # per utterance.
+    # Speed perturbation (see SPEED_FACTORS).
     return add_speed_perturbation(hparams)
 
 
@@ -182,8 +180,7 @@ def transformer_speech_small_streaming() -> HParams:
     second: `audio_normalization_prior_frames`), and envelope augmentation
     (`aug_envelope_db`, 4 dB), which teaches the model to ignore the
     spectral shape of a voice that causal statistics cannot normalize away
-    (held-out voice: 3.58% without, 3.01% with; docs/benchmarks.md,
-    "Streaming"). One model then decodes at full context and in chunks
+    (docs/benchmarks.md, "Streaming"). One model then decodes at full context and in chunks
     (`t2t_lite/streaming/`).
     """
     hparams = transformer_speech_small()

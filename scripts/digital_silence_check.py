@@ -26,6 +26,7 @@ import jiwer
 import numpy as np
 
 from t2t_lite import registry
+from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
 from t2t_lite.decoding.checkpoints.trained_model import load_trained_model
 from t2t_lite.decoding.decode_config import DecodeConfig
@@ -66,10 +67,10 @@ def main() -> None:
     def transcribe(batch: list[np.ndarray]) -> list[str]:
         texts = []
         for padded, lengths in waveform_batches(batch, decode_config.batch_size):
-            texts += [beams[0] for beams, _ in transcriber(padded, lengths)]
+            texts += [result.text for result in transcriber(padded, lengths)]
         return texts
 
-    rate = hparams.audio_sample_rate
+    rate = FeatureConfig.from_hparams(hparams).sample_rate
     pad = np.zeros(int(args.pad_seconds * rate), np.float32)
     pause = np.zeros(int(args.pause_seconds * rate), np.float32)
     alone = transcribe(waveforms)

@@ -99,7 +99,7 @@ def main() -> None:
     joint = WaveformTranscriber(
         model, hparams, decode_config, decode_cap(hparams, decode_config), encoder
     )
-    finals = [joint(w[None], np.array([len(w)], np.int32))[0][0][0] for w in waves]
+    finals = [joint(w[None], np.array([len(w)], np.int32))[0].text for w in waves]
     rows.append({"decoding": "full (joint search)", **scoring.score(metrics, finals, references)})
     print(json.dumps(rows[-1]), flush=True)
 
@@ -107,7 +107,7 @@ def main() -> None:
         streaming = StreamingTranscriber(
             model, hparams, decode_config, encoder, chunk or WHOLE_UTTERANCE
         )
-        finals = [streaming(w[None], np.array([len(w)]))[0][0][0] for w in waves]
+        finals = [streaming(w[None], np.array([len(w)]))[0].text for w in waves]
         ends = [
             (timing, matched_word_ends(timing.final, word_times[utterance]))
             for timing, utterance in zip(streaming.timings, ids, strict=True)

@@ -138,7 +138,8 @@ def main() -> None:
         start = time.perf_counter()
         results = transcriber.timed(waveforms, lengths)
         seconds["timed"] += time.perf_counter() - start
-        for (_, _, words), utterance_id in zip(results, utterance_ids, strict=True):
+        for result, utterance_id in zip(results, utterance_ids, strict=True):
+            words = list(result.words)
             if args.examples and done >= args.examples:
                 break
             reference = truth[utterance_id]

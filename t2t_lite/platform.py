@@ -5,11 +5,11 @@ Every platform probe is found here, each with the choice it feeds:
 - `tf_uses_onednn`: whether TensorFlow runs CPU ops as oneDNN kernels.
   The delta-delta filters (`data/audio_features.add_delta_deltas`) then run
   as a `conv1d` over each mel bin's frames, because oneDNN's depthwise
-  convolution is about 20x slower than TensorFlow's own; with TensorFlow's
+  convolution is far slower than TensorFlow's own; with TensorFlow's
   kernels they run as that depthwise convolution. The attention's batched
   matmuls (`layers/attention_matmul`) go row by row only with TensorFlow's
   own kernel, whose batched matmul threads small products badly; under
-  oneDNN the plain batched matmul is about 2x faster than the rows.
+  oneDNN the plain batched matmul is faster than the rows.
 - `in_xla_context`: whether the ops being traced will be compiled by XLA.
   XLA emits its own dot kernels, so the reason for the attention's rows
   (TensorFlow's batched-matmul kernel) does not hold there and it stays
@@ -18,8 +18,7 @@ Every platform probe is found here, each with the choice it feeds:
   computes in bfloat16 natively. Without AVX512_BF16 or AMX-BF16, oneDNN
   emulates bfloat16 with conversions around float32 arithmetic, and
   `activation_dtype=bfloat16` trains several times slower than float32
-  (about 0.2x measured on an AVX2-only CPU, 1.35x faster on one with
-  AVX512_BF16); t2t-lite-trainer warns in the first case.
+  (docs/benchmarks.md, "bfloat16"); t2t-lite-trainer warns then.
 - `runs_on_cpu`: whether a strategy's replicas run on a CPU (the bfloat16
   warning is about CPUs only).
 

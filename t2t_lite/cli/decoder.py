@@ -43,16 +43,14 @@ from __future__ import annotations
 import json
 import os
 
-import numpy as np
 import tensorflow as tf
 from absl import flags
 
 from t2t_lite.cli import common
 from t2t_lite.data import shards
-from t2t_lite.data.audio_io import AudioError, read_audio
+from t2t_lite.data.audio_io import AudioError
 from t2t_lite.data.problem import EVAL, TEST
-from t2t_lite.decoding.audio.input_limits import max_input_tokens
-from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
+from t2t_lite.decoders import decoder_for
 from t2t_lite.decoding.checkpoints.trained_model import (
     CheckpointMismatchError,
     CheckpointNotFoundError,
@@ -60,19 +58,10 @@ from t2t_lite.decoding.checkpoints.trained_model import (
 )
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.evaluation import scoring, speaker_groups
-from t2t_lite.decoding.input_batches import (
-    InputListError,
-    encode_text_lines,
-    read_input_lines,
-    record_text_batches,
-    record_waveform_batches,
-    text_batches,
-    waveform_batches,
-)
-from t2t_lite.decoding.search.model_search import BatchDecoder
+from t2t_lite.decoding.input_batches import InputListError, read_input_lines
+from t2t_lite.decoding.result import BLANK, Decoded
 from t2t_lite.decoding.timing import subtitles
 from t2t_lite.run_dir import write_atomically
-from t2t_lite.streaming.simulation import StreamingTranscriber
 
 if "decode_hparams" not in flags.FLAGS:  # the trainer defines it too
     flags.DEFINE_string("decode_hparams", "", 'Decode settings: "beam_size=4,alpha=0.6,...".')
@@ -92,16 +81,15 @@ flags.DEFINE_enum(
 FLAGS = flags.FLAGS
 
 
-def _lines_out(decoded: list[dict], return_beams: bool) -> list[str]:
+def _lines_out(decoded: list[Decoded], return_beams: bool) -> list[str]:
     """One line per result: the best hypothesis, or every beam and its score
     tab separated (T2T's return_beams with write_beam_scores); blank stays blank."""
     if not return_beams:
-        return [d["hypothesis"] for d in decoded]
-    lines = []
-    for d in decoded:
-        pairs = zip(d["beams"], d["scores"], strict=True)
-        lines.append("\t".join(f"{beam}\t{score:.4f}" for beam, score in pairs))
-    return lines
+        return [d.text for d in decoded]
+    return [
+        "\t".join(f"{beam}\t{score:.4f}" for beam, score in zip(d.beams, d.scores, strict=True))
+        for d in decoded
+    ]
 
 
 def _lines_to_decode() -> list[str] | None:
@@ -117,119 +105,50 @@ def _lines_to_decode() -> list[str] | None:
     return lines
 
 
-def _transcribed(transcriber, waveforms, lengths, references=None, inputs=None) -> list[dict]:
-    """A batch's transcripts: every beam and its score, and with a CTC head the
-    best beam's timed words."""
-    if transcriber.timed_words:
-        results = transcriber.timed(waveforms, lengths)
-    else:
-        results = [(beams, scores, None) for beams, scores in transcriber(waveforms, lengths)]
-    count = len(results)
-    return [
-        {
-            "hypothesis": beams[0],
-            "beams": beams,
-            "scores": scores,
-            "words": words,
-            "reference": reference,
-            "input": source,
-        }
-        for (beams, scores, words), reference, source in zip(
-            results, references or [None] * count, inputs or [None] * count, strict=True
-        )
-    ]
-
-
-def _write_word_times(target: str, decoded: list[dict], sources: list[str]) -> str:
+def _write_word_times(target: str, decoded: list[Decoded]) -> str:
     """`<target>.words.jsonl`: per line, the audio, its text and its timed words."""
     path = target + ".words.jsonl"
-    lines = [
-        subtitles.to_json(d["hypothesis"], d.get("words") or [], source or None)
-        for d, source in zip(decoded, sources, strict=True)
-    ]
+    lines = [subtitles.to_json(d.text, list(d.words or []), d.source or None) for d in decoded]
     write_atomically(path, "\n".join(lines) + "\n")
     return path
 
 
-def _write_per_audio(target: str, decoded: list[dict], paths: list[str]) -> int:
+def _write_per_audio(target: str, decoded: list[Decoded]) -> int:
     """One `--output_format` file per audio file, named after it, beside `target`."""
     directory, written, taken = os.path.dirname(os.path.abspath(target)), 0, set()
-    for d, path in zip(decoded, paths, strict=True):
-        if not path:
+    for d in decoded:
+        if not d.source:
             continue
-        stem = os.path.splitext(os.path.basename(path))[0]
+        stem = os.path.splitext(os.path.basename(d.source))[0]
         name, number = stem, 1
         while name in taken:  # two audio files of one name, in other directories
             number += 1
             name = f"{stem}-{number}"
         taken.add(name)
-        text = subtitles.render(FLAGS.output_format, d["hypothesis"], d.get("words") or [])
+        text = subtitles.render(FLAGS.output_format, d.text, list(d.words or []))
         write_atomically(os.path.join(directory, f"{name}.{FLAGS.output_format}"), text)
         written += 1
     return written
 
 
-def _searched(decoder, features, encoder) -> list[dict]:
-    """Text search results of one batch: every beam's text and score, best first."""
-    ids, scores = decoder(features)
-    return [
-        {
-            "hypothesis": encoder.decode(row[0]),
-            "beams": [encoder.decode(beam) for beam in row],
-            "scores": [float(score) for score in row_scores],
-        }
-        for row, row_scores in zip(ids, scores, strict=True)
-    ]
+def _decoded(decoder, batches) -> list[Decoded]:
+    return [result for batch in batches for result in decoder.decode(batch)]
 
 
-def _with_blank_lines(lines: list[str], decoded: list[dict]) -> list[dict]:
-    """`decoded` (one per non-blank line) spread back over `lines`: blank stays blank."""
-    answers = iter(decoded)
-    blank = {"hypothesis": "", "beams": [], "scores": [], "words": []}
-    return [next(answers) if line else blank for line in lines]
-
-
-def _decode_file(settings, decoder, decode_config, lines: list[str], target: str) -> str:
-    problem, data_dir = settings.problem, settings.data_dir
-    encoder = problem.feature_encoders(data_dir)["targets"]
-    decoded, soundless = [], 0
-    if settings.problem.input_modality == "speech":
-        # Read before decoding, so a missing or undecodable file fails early,
-        # naming it. A file with no samples, or with NaN samples, is read as
-        # the SavedModel reads such a request: it decodes to an empty line.
-        waveforms = [read_audio(path, strict=False) for path in lines if path]
-        soundless = sum(not np.any(waveform) for waveform in waveforms)
-        for batch, lengths in waveform_batches(waveforms, decode_config.batch_size):
-            decoded += _transcribed(decoder, batch, lengths)
-    else:
-        encoded = _encoded_lines(settings, lines)
-        for features in text_batches(encoded, decode_config.batch_size):
-            decoded += _searched(decoder, features, encoder)
-    decoded = _with_blank_lines(lines, decoded)
-    write_atomically(target, "\n".join(_lines_out(decoded, decode_config.return_beams)) + "\n")
+def _decode_file(decoder, lines: list[str], target: str) -> str:
+    decoded = iter(_decoded(decoder, decoder.line_batches(lines, FLAGS.decode_from_file)))
+    decoded = [next(decoded) if line else BLANK for line in lines]  # blank stays blank
+    write_atomically(target, "\n".join(_lines_out(decoded, decoder.config.return_beams)) + "\n")
     extra = ""
-    if settings.problem.input_modality == "speech" and decoder.timed_words:
-        extra += f"; word times in {_write_word_times(target, decoded, lines)}"
+    if decoder.timed_words:
+        extra += f"; word times in {_write_word_times(target, decoded)}"
     if FLAGS.output_format:
-        written = _write_per_audio(target, decoded, lines)
+        written = _write_per_audio(target, decoded)
         extra += f"; {written} .{FLAGS.output_format} files beside it"
     blank = lines.count("")
     blanks = f" ({blank} blank line{'s' if blank != 1 else ''} left blank)" if blank else ""
-    if soundless:
-        plural = "s" if soundless != 1 else ""
-        blanks += f" ({soundless} audio file{plural} with no sound decoded as empty lines)"
+    blanks += decoder.notes()
     return f"decoded {len(decoded)} lines of {FLAGS.decode_from_file} into {target}{blanks}{extra}"
-
-
-def _encoded_lines(settings, lines: list[str]) -> list[np.ndarray]:
-    """The non-blank text lines as ids, checked as the SavedModel checks them."""
-    encoder = settings.problem.feature_encoders(settings.data_dir)["inputs"]
-    try:
-        return encode_text_lines(
-            encoder, lines, FLAGS.decode_from_file, max_input_tokens(settings.hparams)
-        )
-    except InputListError as error:
-        raise common.CliError(str(error)) from error
 
 
 def _default_split(problem, data_dir: str | None) -> str:
@@ -242,50 +161,24 @@ def _default_split(problem, data_dir: str | None) -> str:
     return TEST if shards.existing_shards(data_dir, problem.name, TEST) else EVAL
 
 
-def _decode_split(settings, decoder, decode_config, split: str, target: str) -> str:
-    problem, data_dir = settings.problem, settings.data_dir
-    encoder = problem.feature_encoders(data_dir)["targets"]
-    decoded = []
-    if settings.problem.input_modality == "speech":
-        # From the records' waveforms, as the SavedModel transcribes them.
-        batches = record_waveform_batches(problem, data_dir, split, decode_config.batch_size)
-        for waveforms, lengths, targets, utterance_ids in batches:
-            references = [encoder.decode(row) for row in targets]
-            decoded += _transcribed(decoder, waveforms, lengths, references, utterance_ids)
-    else:
-        # Every example in record order, in fixed-size batches: none dropped.
-        inputs_encoder = problem.feature_encoders(data_dir).get("inputs", encoder)
-        batches = record_text_batches(
-            problem, data_dir, split, settings.hparams, decode_config.batch_size
-        )
-        for features in batches:
-            searched = _searched(decoder, features, encoder)
-            targets = features["targets"].numpy()
-            inputs = features["inputs"].numpy() if "inputs" in features else None
-            for row, result in enumerate(searched):
-                result["reference"] = encoder.decode(targets[row])
-                result["input"] = inputs_encoder.decode(inputs[row]) if inputs is not None else ""
-            decoded += searched
-    hypotheses = [d["hypothesis"] for d in decoded]
-    references = [d["reference"] for d in decoded]
-    write_atomically(target, "\n".join(_lines_out(decoded, decode_config.return_beams)) + "\n")
+def _decode_split(settings, decoder, split: str, target: str) -> str:
+    problem = settings.problem
+    decoded = _decoded(decoder, decoder.split_batches(split))
+    hypotheses = [d.text for d in decoded]
+    references = [d.reference or "" for d in decoded]
+    sources = [d.source or "" for d in decoded]
+    write_atomically(target, "\n".join(_lines_out(decoded, decoder.config.return_beams)) + "\n")
     write_atomically(target + ".targets", "\n".join(references) + "\n")
-    write_atomically(target + ".inputs", "\n".join(d["input"] or "" for d in decoded) + "\n")
+    write_atomically(target + ".inputs", "\n".join(sources) + "\n")
     scores = scoring.score(scoring.decode_metrics(problem), hypotheses, references)
     scores["examples"] = len(decoded)
-    breakdown = {}
-    if settings.problem.input_modality == "speech":
-        breakdown = speaker_groups.speaker_breakdown(
-            hypotheses,
-            references,
-            [d["input"] or "" for d in decoded],
-            speaker_groups.read_speakers(problem, data_dir, split),
-        )
+    speakers = speaker_groups.read_speakers(problem, settings.data_dir, split)
+    breakdown = speaker_groups.speaker_breakdown(hypotheses, references, sources, speakers)
     write_atomically(
         target + ".metrics.json", json.dumps({**scores, **breakdown}, indent=2, sort_keys=True)
     )
-    if settings.problem.input_modality == "speech" and decoder.timed_words:
-        _write_word_times(target, decoded, [d["input"] or "" for d in decoded])
+    if decoder.timed_words:
+        _write_word_times(target, decoded)
     summary = ", ".join(
         f"{name.upper() if name in ('wer', 'cer', 'bleu') else name} {value:.4f}"
         if isinstance(value, float)
@@ -298,9 +191,12 @@ def _decode_split(settings, decoder, decode_config, split: str, target: str) -> 
     return message
 
 
-def _streaming_report(transcriber: StreamingTranscriber, target: str) -> str:
-    """`<target>.streaming.json` (real-time factor, latencies) and its summary line."""
-    summary = transcriber.summary()
+def _streaming_report(decoder, target: str) -> str:
+    """`<target>.streaming.json` (real-time factor, latencies) and its summary
+    line, when the decoder streamed; else ""."""
+    summary = decoder.report(target)
+    if summary is None:
+        return ""
     path = target + ".streaming.json"
     write_atomically(path, json.dumps(summary, indent=2, sort_keys=True))
     return (
@@ -336,17 +232,21 @@ def main(argv: list[str]) -> int:
     lines = _lines_to_decode()  # a list that is not text fails before anything else
     settings = common.run_settings(output_dir, ignored=("tmp_dir",))
     problem, data_dir = settings.problem, settings.data_dir
-    if FLAGS.output_format and not (lines and problem.input_modality == "speech"):
+    try:
+        kind = decoder_for(problem)
+    except ValueError as error:
+        raise common.CliError(str(error)) from error
+    if FLAGS.output_format and not (lines and kind.writes_audio_files):
         raise common.CliError(
             "--output_format writes one file per audio file: give audio paths with "
-            f"--decode_from_file (problem {problem.name} takes {problem.input_modality or 'no'} "
-            "inputs)."
-            if lines
-            else "--output_format writes one file per audio file: give audio paths with "
-            "--decode_from_file."
+            "--decode_from_file"
+            + (f" (problem {problem.name} takes text inputs)." if lines else ".")
         )
-    if lines and problem.input_modality != "speech":
-        _encoded_lines(settings, lines)  # a bad line fails before the model loads
+    if lines:
+        try:  # a bad line fails before the model loads
+            kind.check_lines(problem, data_dir, settings.hparams, lines, FLAGS.decode_from_file)
+        except InputListError as error:
+            raise common.CliError(str(error)) from error
     split = None if lines else _default_split(problem, data_dir)
     target = _output_path(settings, split)
     try:
@@ -356,26 +256,15 @@ def main(argv: list[str]) -> int:
     except (FileNotFoundError, CheckpointNotFoundError, CheckpointMismatchError) as error:
         raise common.CliError(str(error)) from error
     try:
-        decoder = BatchDecoder(model, hparams, decode_config)
-    except ValueError as error:  # decode hparams the model cannot honour
+        decoder = kind(model, hparams, problem, data_dir, decode_config)
+    except ValueError as error:  # settings the model cannot honour, or cannot stream
         raise common.CliError(str(error)) from error
-    if problem.input_modality == "speech":
-        encoder = problem.feature_encoders(data_dir)["targets"]
-        decoder = WaveformTranscriber(model, hparams, decode_config, decoder.cap, encoder)
-        if decode_config.chunk_frames > 0:
-            try:
-                decoder = StreamingTranscriber(
-                    model, hparams, decode_config, encoder, decode_config.chunk_frames
-                )
-            except ValueError as error:  # a model that cannot stream
-                raise common.CliError(str(error)) from error
     try:
         if lines:
-            message = _decode_file(settings, decoder, decode_config, lines, target)
+            message = _decode_file(decoder, lines, target)
         else:
-            message = _decode_split(settings, decoder, decode_config, split, target)
-        if isinstance(decoder, StreamingTranscriber):
-            message += _streaming_report(decoder, target)
+            message = _decode_split(settings, decoder, split, target)
+        message += _streaming_report(decoder, target)
     except (AudioError, OSError) as error:
         raise common.CliError(str(error)) from error
     except tf.errors.DataLossError as error:  # a dev/test shard damaged in place

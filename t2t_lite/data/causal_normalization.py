@@ -17,8 +17,9 @@ An utterance's first frames would be normalized by a handful of frames
 = N > 0 the running statistics start from the training set's, worth N
 frames (`Prior`): WeNet's global CMVN, which is fixed, blended into running
 statistics that follow the speaker. `normalization_prior.py` computes it
-at the trainer's start; it is kept in the run's hparams (`PRIOR_MEAN`,
-`PRIOR_MEAN_SQUARE`), so the decoder and every export featurize with it.
+at the trainer's start; it is kept in the run's hparams
+(`feature_config.store_prior`), so the decoder and every export featurize
+with it.
 
 Example:
 >>> import tensorflow as tf
@@ -34,20 +35,11 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.hparam import HParams
-
 # z of the 10th percentile of a normal distribution.
 QUIET_STDS = 1.2816
 # Added to the running variance: a frame's first statistics come from a
 # handful of frames, and near-equal frames must not be blown up.
 VARIANCE_FLOOR = 1e-3
-
-# The hparams that hold the prior: the weight (in frames, an hparams set's
-# choice) and the training set's statistics, `[mel_bins * channels]` floats
-# flattened from `[mel_bins, channels]`, added by the trainer.
-PRIOR_FRAMES = "audio_normalization_prior_frames"
-PRIOR_MEAN = "audio_normalization_prior_mean"
-PRIOR_MEAN_SQUARE = "audio_normalization_prior_mean_square"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,64 +57,6 @@ class Prior:
     mean: np.ndarray
     mean_square: np.ndarray
     frames: int
-
-
-def prior_wanted(hparams: HParams) -> bool:
-    """Whether `hparams` ask for causal statistics started from a prior
-    (`audio_causal_normalization` and `audio_normalization_prior_frames` > 0).
-
-    Raises:
-        ValueError: a prior without causal normalization (per-utterance
-            statistics have no running count for it to start).
-    """
-    frames = hparams.get(PRIOR_FRAMES, 0)
-    causal = bool(hparams.get("audio_causal_normalization", False))
-    if frames > 0 and not causal:
-        raise ValueError(
-            f"hparams set {PRIOR_FRAMES}={frames} without audio_causal_normalization: "
-            f"the prior only starts causal running statistics; set "
-            f"audio_causal_normalization=true or {PRIOR_FRAMES}=0."
-        )
-    return frames > 0
-
-
-def prior_from_hparams(hparams: HParams) -> Prior | None:
-    """The prior `hparams` hold; None when they ask for none.
-
-    Raises:
-        ValueError: they ask for one (`audio_normalization_prior_frames` > 0)
-            but do not hold its statistics.
-    """
-    if not prior_wanted(hparams):
-        return None
-    if PRIOR_MEAN not in hparams or PRIOR_MEAN_SQUARE not in hparams:
-        raise ValueError(
-            f"hparams set {PRIOR_FRAMES}={hparams.get(PRIOR_FRAMES)} but hold no training-set "
-            f"statistics ({PRIOR_MEAN}): train with t2t-lite-trainer, which computes them, or "
-            f"set {PRIOR_FRAMES}=0."
-        )
-    bins = hparams.audio_num_mel_bins
-    return Prior(
-        mean=np.asarray(hparams.get(PRIOR_MEAN), np.float32).reshape(bins, -1),
-        mean_square=np.asarray(hparams.get(PRIOR_MEAN_SQUARE), np.float32).reshape(bins, -1),
-        frames=hparams.get(PRIOR_FRAMES),
-    )
-
-
-def store_prior(hparams: HParams, mean, mean_square) -> None:
-    """Keeps the statistics of a `Prior` in `hparams` (added or replaced).
-
-    Args:
-        hparams: the run's hparams, changed in place.
-        mean: `[mel_bins, channels]` mean of unnormalized features.
-        mean_square: `[mel_bins, channels]` their mean square.
-    """
-    for name, value in ((PRIOR_MEAN, mean), (PRIOR_MEAN_SQUARE, mean_square)):
-        flat = [float(x) for x in np.asarray(value, np.float64).reshape(-1)]
-        if name in hparams:
-            hparams.set_hparam(name, flat)
-        else:
-            hparams.add_hparam(name, flat)
 
 
 def _as_frames(mask) -> tf.Tensor:

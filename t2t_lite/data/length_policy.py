@@ -62,20 +62,20 @@ def active_limits(hparams: HParams, mode: str, static: bool) -> dict[str, int]:
     return {reason: limit for reason, limit in limits.items() if limit > 0}
 
 
-def checked_lengths(problem: Problem, sequence_lengths: dict, hparams: HParams) -> dict:
+def checked_lengths(problem: Problem, model_lengths: dict, hparams: HParams) -> dict:
     """The lengths the rule checks: the sequence lengths plus the batching length.
 
     Args:
         problem: the problem whose `batching_length` applies.
-        sequence_lengths: "inputs" (if any) and "targets", from
-            `Problem.sequence_lengths` (one example's scalar tensors) or
-            `Problem.sequence_lengths_from_manifest` (arrays over a split).
+        model_lengths: "inputs" (if any) and "targets", from
+            `Problem.model_lengths` (one example's scalar tensors) or
+            `Problem.model_lengths_of_stored` (arrays over a split).
         hparams: the run's hparams.
 
     Returns:
-        `sequence_lengths` with "batch" added, for `length_checks`.
+        `model_lengths` with "batch" added, for `length_checks`.
     """
-    return {**sequence_lengths, "batch": problem.batching_length(sequence_lengths, hparams)}
+    return {**model_lengths, "batch": problem.batching_length(model_lengths, hparams)}
 
 
 def length_checks(lengths: dict, limits: dict[str, int]) -> list[tuple[str, object]]:
@@ -139,15 +139,15 @@ def split_lengths_report(
         The split's counts, or None when its manifest records no lengths
         (data written before datagen recorded them).
     """
-    manifest_lengths = shards.read_manifest_lengths(data_dir, problem.name, split)
-    if manifest_lengths is None:
+    stored_lengths = shards.read_manifest_lengths(data_dir, problem.name, split)
+    if stored_lengths is None:
         return None
-    sequence_lengths = problem.sequence_lengths_from_manifest(manifest_lengths, hparams)
+    model_lengths = problem.model_lengths_of_stored(stored_lengths, hparams)
     lengths = {
         name: np.asarray(value)
-        for name, value in checked_lengths(problem, sequence_lengths, hparams).items()
+        for name, value in checked_lengths(problem, model_lengths, hparams).items()
     }
-    examples = len(manifest_lengths["targets"])
+    examples = len(stored_lengths["targets"])
     kept = np.ones([examples], bool)
     dropped = {}
     for reason, within in length_checks(lengths, active_limits(hparams, split, static)):
@@ -155,7 +155,7 @@ def split_lengths_report(
         if newly_dropped.any():
             dropped[reason] = int(newly_dropped.sum())
         kept &= ~newly_dropped
-    seconds = problem.seconds_from_manifest(manifest_lengths)
+    seconds = problem.stored_seconds(stored_lengths)
     return SplitLengths(
         split=split,
         examples=examples,

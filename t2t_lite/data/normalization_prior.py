@@ -30,7 +30,8 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite import run_dir
-from t2t_lite.data import causal_normalization, shards
+from t2t_lite.data import feature_config, shards
+from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.problem import TRAIN, Problem
 from t2t_lite.data.speech_features import unnormalized_features
 from t2t_lite.hparam import HParams
@@ -51,12 +52,12 @@ class FeatureStatistics:
     frames: int
 
 
-def feature_statistics(waveforms, hparams: HParams) -> FeatureStatistics:
+def feature_statistics(waveforms, config: FeatureConfig) -> FeatureStatistics:
     """Statistics of the sounding real frames of `waveforms`.
 
     Args:
         waveforms: float32 arrays at the model's sample rate.
-        hparams: the run's `audio_*` hparams (featurized without dither).
+        config: the run's front end (featurized without dither).
 
     Returns:
         Their `FeatureStatistics`.
@@ -69,7 +70,7 @@ def feature_statistics(waveforms, hparams: HParams) -> FeatureStatistics:
     @tf.function(input_signature=signature)
     def sums(waveform):
         features, real, silent = unnormalized_features(
-            waveform[None], tf.shape(waveform)[:1], hparams
+            waveform[None], tf.shape(waveform)[:1], config
         )
         weights = tf.cast(real & ~silent, tf.float64)[0, :, None, None]
         values = tf.cast(features[0], tf.float64)
@@ -125,19 +126,18 @@ def training_waveforms(problem: Problem, data_dir: str, count: int = PRIOR_UTTER
         yield problem.decode_example(record)["waveform"].numpy()
 
 
-def _saved_prior(output_dir: str) -> HParams | None:
-    """The hparams a run in `output_dir` saved, if they hold a prior."""
+def _saved_prior(output_dir: str) -> tuple[list, list] | None:
+    """The prior's statistics a run in `output_dir` saved, if it saved any."""
     if not tf.io.gfile.exists(os.path.join(output_dir, run_dir.HPARAMS_FILE)):
         return None
-    saved = run_dir.load_hparams(output_dir)
-    return saved if causal_normalization.PRIOR_MEAN in saved else None
+    return feature_config.saved_prior(run_dir.load_hparams(output_dir))
 
 
 def add_training_prior(
     hparams: HParams, problem: Problem, data_dir: str, output_dir: str
 ) -> FeatureStatistics | None:
     """Puts the training set's statistics into `hparams` when they ask for a
-    prior (`causal_normalization.prior_wanted`).
+    prior (`FeatureConfig.wants_prior`).
 
     A run resumed in `output_dir` takes the statistics it saved; a new run
     computes them from `data_dir`'s training split.
@@ -145,16 +145,13 @@ def add_training_prior(
     Returns:
         The statistics computed, or None (none wanted, or taken from the saved run).
     """
-    if not causal_normalization.prior_wanted(hparams):
+    config = FeatureConfig.from_hparams(hparams)
+    if not config.wants_prior:
         return None
     saved = _saved_prior(output_dir)
     if saved is not None:
-        causal_normalization.store_prior(
-            hparams,
-            saved.get(causal_normalization.PRIOR_MEAN),
-            saved.get(causal_normalization.PRIOR_MEAN_SQUARE),
-        )
+        feature_config.store_prior(hparams, *saved)
         return None
-    statistics = feature_statistics(training_waveforms(problem, data_dir), hparams)
-    causal_normalization.store_prior(hparams, statistics.mean, statistics.mean_square)
+    statistics = feature_statistics(training_waveforms(problem, data_dir), config)
+    feature_config.store_prior(hparams, statistics.mean, statistics.mean_square)
     return statistics

@@ -130,7 +130,7 @@ def _length_filter(problem: Problem, hparams: HParams, mode: str, static: bool, 
     limits = active_limits(hparams, mode, static)
 
     def keep(features):
-        lengths = checked_lengths(problem, problem.sequence_lengths(features), hparams)
+        lengths = checked_lengths(problem, problem.model_lengths(features), hparams)
         ok = tf.constant(True)
         for reason, within in length_checks(lengths, limits):
             if counter is not None:
@@ -155,7 +155,7 @@ def _bucketed_batches(
     limits = tf.constant(scheme.limits, tf.int32)
 
     def bucket_id(features):
-        length = problem.batching_length(problem.sequence_lengths(features), hparams)
+        length = problem.batching_length(problem.model_lengths(features), hparams)
         return tf.cast(tf.reduce_sum(tf.cast(length >= boundaries, tf.int32)), tf.int64)
 
     def batch_bucket(bucket, window):

@@ -13,19 +13,19 @@ and `example_spec()`; most also override `preprocess_example`.
 
 Lengths, in the units each method's name gives:
 
-    sequence_lengths(features)      one featurized example: "inputs" (tokens,
+    model_lengths(features)      one featurized example: "inputs" (tokens,
                                     or frames for speech) and "targets" (tokens)
     batching_length(lengths, hp)    T2T's bucketing length from those: the
                                     longest in tokens; speech frames x mel bins
-    manifest_lengths(example)       one stored example, as datagen records it in
+    stored_lengths(example)       one stored example, as datagen records it in
                                     the manifest (speech: "samples", "targets")
-    sequence_lengths_from_manifest  a split's manifest lengths -> the arrays
-                                    `sequence_lengths` would give, unread
-    seconds_from_manifest           a split's audio seconds per example
+    model_lengths_of_stored  a split's manifest lengths -> the arrays
+                                    `model_lengths` would give, unread
+    stored_seconds           a split's audio seconds per example
 
-The input pipeline applies the length rule to `sequence_lengths` and
+The input pipeline applies the length rule to `model_lengths` and
 `batching_length`; the length report before a run applies the same rule to
-`sequence_lengths_from_manifest` (`length_policy.checked_lengths`).
+`model_lengths_of_stored` (`length_policy.checked_lengths`).
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ class Problem:
             shards.remove_manifest(data_dir, self.name, split)
             paths = shards.shard_paths(data_dir, self.name, split, self.num_shards[split])
             examples = self.generate_examples(data_dir, tmp_dir, split, split_report)
-            split_report.written = shards.write_shards(examples, paths, self.manifest_lengths)
+            split_report.written = shards.write_shards(examples, paths, self.stored_lengths)
             if split_report.written == 0:
                 for path in paths:
                     tf.io.gfile.remove(path)
@@ -212,14 +212,22 @@ class Problem:
         keep = ("inputs", "targets") if self.has_inputs else ("targets",)
         return {name: example[name] for name in keep}
 
-    def batching_length(self, sequence_lengths: dict, hparams: HParams):
+    # Lengths come in two units. Stored lengths are what datagen writes and
+    # the manifest records (tokens; PCM samples for a waveform), so the
+    # featurization may change after datagen. Model lengths are what the
+    # length limits count (tokens; feature frames), from a featurized example
+    # (`model_lengths`) or from a split's manifest without reading it
+    # (`model_lengths_of_stored`). `batching_length` is T2T's one length per
+    # example that bucketing and `batch_size` count.
+
+    def batching_length(self, model_lengths: dict, hparams: HParams):
         """The length bucketing, `batch_size` and `max_length` count: T2T's longest feature.
 
         Speech overrides it to count frames x mel bins.
 
         Args:
-            sequence_lengths: "inputs" (if any) and "targets", as
-                `sequence_lengths` gives them: one example's scalar tensors, or
+            model_lengths: "inputs" (if any) and "targets", as
+                `model_lengths` gives them: one example's scalar tensors, or
                 arrays over many (the same rule serves the pipeline and the
                 length report).
             hparams: the run's hparams.
@@ -228,7 +236,7 @@ class Problem:
             A scalar tensor, or an array over the examples.
         """
         del hparams
-        present = [sequence_lengths[n] for n in ("inputs", "targets") if n in sequence_lengths]
+        present = [model_lengths[n] for n in ("inputs", "targets") if n in model_lengths]
         return functools.reduce(tf.maximum, present)
 
     def batch_spec(self, hparams: HParams) -> dict[str, tf.TensorSpec]:
@@ -239,7 +247,7 @@ class Problem:
             spec["inputs"] = tf.TensorSpec([None, None], tf.int32)
         return spec
 
-    def sequence_lengths(self, features: dict) -> dict[str, tf.Tensor]:
+    def model_lengths(self, features: dict) -> dict[str, tf.Tensor]:
         """One featurized example's sequence lengths: "inputs" (if any) and "targets".
 
         Tokens, or frames for speech inputs: what `max_input_seq_length` and
@@ -250,7 +258,7 @@ class Problem:
             lengths["inputs"] = tf.shape(features["inputs"])[0]
         return lengths
 
-    def manifest_lengths(self, example: dict) -> dict[str, int]:
+    def stored_lengths(self, example: dict) -> dict[str, int]:
         """One stored example's lengths, as datagen records them in the split's manifest.
 
         Stored units (tokens; PCM samples for a speech waveform), so that
@@ -258,24 +266,24 @@ class Problem:
         """
         return {name: len(example[name]) for name in ("inputs", "targets") if name in example}
 
-    def sequence_lengths_from_manifest(self, manifest_lengths: dict, hparams: HParams) -> dict:
-        """What `sequence_lengths` gives for a split's examples, without reading them.
+    def model_lengths_of_stored(self, stored_lengths: dict, hparams: HParams) -> dict:
+        """What `model_lengths` gives for a split's examples, without reading them.
 
         Args:
-            manifest_lengths: `{name: array over the split}` of
-                `manifest_lengths` (`shards.read_manifest_lengths`).
+            stored_lengths: `{name: array over the split}` of
+                `stored_lengths` (`shards.read_manifest_lengths`).
             hparams: the run's hparams (speech frames depend on them).
 
         Returns:
             "inputs" (if any) and "targets": arrays over the split.
         """
         del hparams
-        names = [name for name in ("inputs", "targets") if name in manifest_lengths]
-        return {name: manifest_lengths[name] for name in names}
+        names = [name for name in ("inputs", "targets") if name in stored_lengths]
+        return {name: stored_lengths[name] for name in names}
 
-    def seconds_from_manifest(self, manifest_lengths: dict):
+    def stored_seconds(self, stored_lengths: dict):
         """Seconds of audio of each of a split's examples, or None (not audio)."""
-        del manifest_lengths
+        del stored_lengths
         return None
 
     def padded_shapes(self, limit, hparams: HParams) -> dict:

@@ -14,7 +14,7 @@ Beside each split's shards, `write_shards` writes a manifest,
      "lengths": {"samples": [...], "targets": [...]}}
 
 `lengths` holds each example's lengths as the problem records them
-(`Problem.manifest_lengths`), in writing order, so a run can say which
+(`Problem.stored_lengths`), in writing order, so a run can say which
 examples its length limits keep (`length_policy`) without reading the data.
 
 `check_shards` compares the shards a run is about to read with it, so a
@@ -105,7 +105,7 @@ def to_example(features: dict) -> tf.train.Example:
 def write_shards(
     examples: Iterable[dict],
     paths: list[str],
-    manifest_lengths: Callable[[dict], dict[str, int]] | None = None,
+    stored_lengths: Callable[[dict], dict[str, int]] | None = None,
 ) -> int:
     """Writes `examples` round-robin into `paths`, and their manifest.
 
@@ -116,7 +116,7 @@ def write_shards(
     Args:
         examples: dicts for `to_example`.
         paths: the final shard paths, all of one split.
-        manifest_lengths: example -> named lengths (`Problem.manifest_lengths`),
+        stored_lengths: example -> named lengths (`Problem.stored_lengths`),
             recorded per example in the manifest for `read_manifest_lengths`.
 
     Returns:
@@ -135,8 +135,8 @@ def write_shards(
             shard = index % len(writers)
             writers[shard].write(to_example(example).SerializeToString())
             counts[shard] += 1
-            if manifest_lengths is not None:
-                for name, length in manifest_lengths(example).items():
+            if stored_lengths is not None:
+                for name, length in stored_lengths(example).items():
                     lengths.setdefault(name, []).append(int(length))
         for writer in writers:
             writer.close()

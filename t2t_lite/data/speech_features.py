@@ -11,7 +11,7 @@ steps, T2T's front end with two additions for real recordings:
    (`digital_silence.trim_digital_silence`; not in T2T);
 2. T2T's log-mel filterbank (80 bins, 25 ms / 10 ms frames, pre-emphasis
    0.97, 20-8000 Hz; triangular dither of 1/32767 in training only; in
-   training with `aug_envelope_db` > 0, a random spectral envelope,
+   training with `envelope_db` > 0, a random spectral envelope,
    `spectral_envelope.py`);
 3. frames of exact digital silence take the utterance's own quiet level
    (`digital_silence.fill_digital_silence`; not in T2T);
@@ -19,11 +19,11 @@ steps, T2T's front end with two additions for real recordings:
 5. per-utterance mean/variance normalization, its statistics taken over the
    real frames that are not digital silence (T2T took them over every frame).
 
-With hparam `audio_causal_normalization` (streaming models), steps 3 and 5
+With `FeatureConfig.causal_normalization` (streaming models), steps 3 and 5
 use running statistics of the frames so far instead of the whole
 utterance's (`causal_normalization.py`), so no frame reads ahead more than
-the delta-deltas' 4 frames; with `audio_normalization_prior_frames` > 0 the
-running statistics start from the training set's, kept in the hparams.
+the delta-deltas' 4 frames; with `prior_frames` > 0 the running
+statistics start from the training set's, kept in the hparams.
 `unnormalized_features` stops before step 5 (what the prior is computed on).
 
 Step 1 makes an utterance featurize exactly as it does alone with exact
@@ -34,7 +34,6 @@ silence").
 
 from __future__ import annotations
 
-import numpy as np
 import tensorflow as tf
 
 from t2t_lite.data import (
@@ -45,60 +44,26 @@ from t2t_lite.data import (
     spec_augment,
     spectral_envelope,
 )
-from t2t_lite.hparam import HParams
+from t2t_lite.data.feature_config import FeatureConfig
 
 SAMPLE_RATE = 16000
 PCM_SCALE = 32767.0  # T2T's AudioEncoder scale; see audio_io.to_int16_pcm
 
-# T2T's SpeechRecognitionProblem.hparams, plus SpecAugment (off by default,
-# as in T2T; an hparams set or --hparams turns it on).
-AUDIO_HPARAMS = {
-    "audio_sample_rate": SAMPLE_RATE,
-    "audio_preemphasis": 0.97,
-    "audio_dither": 1.0 / np.iinfo(np.int16).max,
-    "audio_frame_length": 25.0,
-    "audio_frame_step": 10.0,
-    "audio_lower_edge_hertz": 20.0,
-    "audio_upper_edge_hertz": 8000.0,
-    "audio_num_mel_bins": 80,
-    "audio_add_delta_deltas": True,
-    # t2t-lite addition: causal statistics for streaming (causal_normalization.py).
-    "audio_causal_normalization": False,
-    causal_normalization.PRIOR_FRAMES: 0,  # training-set statistics' weight
-    # t2t-lite addition: envelope augmentation (spectral_envelope.py), 0 = off.
-    "aug_envelope_db": 0.0,
-    "specaugment_freq_masks": 0,
-    "specaugment_freq_mask_width": 27,
-    "specaugment_time_masks": 0,
-    "specaugment_time_mask_width": 100,
-    "specaugment_time_mask_max_fraction": 1.0,
-}
 
-
-def frame_step_samples(hparams: HParams) -> int:
-    """Samples between feature frames (160 at 16 kHz and 10 ms)."""
-    return int(hparams.audio_frame_step * hparams.audio_sample_rate / 1000)
-
-
-def frame_length_samples(hparams: HParams) -> int:
-    """Samples in one feature frame's window (400 at 16 kHz and 25 ms)."""
-    return int(hparams.audio_frame_length * hparams.audio_sample_rate / 1000)
-
-
-def num_frames(waveform_lengths, hparams: HParams):
+def num_frames(waveform_lengths, config: FeatureConfig):
     """Feature frames of waveforms of `waveform_lengths` samples (int32, same shape)."""
     return audio_features.num_feature_frames(
         waveform_lengths,
-        sample_rate=hparams.audio_sample_rate,
-        frame_step=hparams.audio_frame_step,
-        preemphasis=hparams.audio_preemphasis,
+        sample_rate=config.sample_rate,
+        frame_step=config.frame_step_ms,
+        preemphasis=config.preemphasis,
     )
 
 
 def featurize_batch(
     waveforms,
     waveform_lengths,
-    hparams: HParams,
+    config: FeatureConfig,
     training: bool = False,
     seed=None,
 ) -> tuple[tf.Tensor, tf.Tensor]:
@@ -108,8 +73,8 @@ def featurize_batch(
         waveforms: float32 `[batch, samples]` at `audio_sample_rate`, in
             [-1, 1]; non-finite samples are read as 0.
         waveform_lengths: int `[batch]` real samples (clipped to `[0, samples]`).
-        hparams: the `audio_*` hparams of a speech problem.
-        training: dither (`audio_dither`) when True.
+        config: the front end's settings (`FeatureConfig.from_hparams`).
+        training: dither (`config.dither`) when True.
         seed: optional int `[2]` seed of the dither.
 
     Returns:
@@ -118,16 +83,16 @@ def featurize_batch(
         are zero, and `frames` is the longest row's count (at least 1).
 
     Example:
-    >>> hparams = HParams(**AUDIO_HPARAMS)
-    >>> features, lengths = featurize_batch(tf.fill([2, 16000], 0.1), [16000, 8000], hparams)
+    >>> waveforms = tf.fill([2, 16000], 0.1)
+    >>> features, lengths = featurize_batch(waveforms, [16000, 8000], FeatureConfig())
     >>> features.shape, lengths.numpy()
     (TensorShape([2, 100, 80, 3]), array([100,  50], dtype=int32))
     """
     features, real, silent = unnormalized_features(
-        waveforms, waveform_lengths, hparams, training=training, seed=seed
+        waveforms, waveform_lengths, config, training=training, seed=seed
     )
-    if hparams.get("audio_causal_normalization", False):
-        prior = causal_normalization.prior_from_hparams(hparams)
+    if config.causal_normalization:
+        prior = config.required_prior()
         features = causal_normalization.normalize_causally(features, real, ~silent, prior)
     else:
         features = audio_features.normalize_per_utterance(features, real, statistics_mask=~silent)
@@ -135,7 +100,7 @@ def featurize_batch(
 
 
 def unnormalized_features(
-    waveforms, waveform_lengths, hparams: HParams, training: bool = False, seed=None
+    waveforms, waveform_lengths, config: FeatureConfig, training: bool = False, seed=None
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """`featurize_batch`'s steps 1-4: the features before normalization.
 
@@ -151,47 +116,47 @@ def unnormalized_features(
     waveforms, lengths = digital_silence.trim_digital_silence(waveforms, lengths)
     # Zeros past the end change no real frame (they are masked out) and give
     # even an empty request a frame to run the model on.
-    waveforms = tf.pad(waveforms, [[0, 0], [0, frame_step_samples(hparams) + 1]])
-    frame_lengths = num_frames(lengths, hparams)
+    waveforms = tf.pad(waveforms, [[0, 0], [0, config.frame_step_samples + 1]])
+    frame_lengths = num_frames(lengths, config)
     frames = tf.maximum(tf.reduce_max(frame_lengths), 1)
     log_mel = audio_features.compute_mel_filterbank_features(
         waveforms,
-        sample_rate=hparams.audio_sample_rate,
-        dither=hparams.audio_dither if training else 0.0,
-        preemphasis=hparams.audio_preemphasis,
-        frame_length=hparams.audio_frame_length,
-        frame_step=hparams.audio_frame_step,
-        lower_edge_hertz=hparams.audio_lower_edge_hertz,
-        upper_edge_hertz=hparams.audio_upper_edge_hertz,
-        num_mel_bins=hparams.audio_num_mel_bins,
+        sample_rate=config.sample_rate,
+        dither=config.dither if training else 0.0,
+        preemphasis=config.preemphasis,
+        frame_length=config.frame_length_ms,
+        frame_step=config.frame_step_ms,
+        lower_edge_hertz=config.lower_edge_hertz,
+        upper_edge_hertz=config.upper_edge_hertz,
+        num_mel_bins=config.num_mel_bins,
         waveform_lengths=lengths,
         seed=seed,
     )
     # The batch is cut to its longest row, as the input pipeline pads it, so
     # the decode length (and the work) ignores a client's extra padding.
     log_mel = log_mel[:, :frames]
-    if training and hparams.get("aug_envelope_db", 0.0) > 0:
-        log_mel = spectral_envelope.perturb_envelope(log_mel, hparams.aug_envelope_db, seed)
+    if training and config.envelope_db > 0:
+        log_mel = spectral_envelope.perturb_envelope(log_mel, config.envelope_db, seed)
     real = tf.sequence_mask(frame_lengths, frames)
     silent = digital_silence.digital_silence_frames(
         waveforms,
         lengths,
         frames,
-        sample_rate=hparams.audio_sample_rate,
-        frame_length=hparams.audio_frame_length,
-        frame_step=hparams.audio_frame_step,
-        preemphasis=hparams.audio_preemphasis,
+        sample_rate=config.sample_rate,
+        frame_length=config.frame_length_ms,
+        frame_step=config.frame_step_ms,
+        preemphasis=config.preemphasis,
     )
-    if hparams.get("audio_causal_normalization", False):  # streaming: nothing read ahead
+    if config.causal_normalization:  # streaming: nothing read ahead
         features = causal_normalization.fill_digital_silence_causally(log_mel, silent, real)
     else:
         features = digital_silence.fill_digital_silence(log_mel, silent, real)
-    if hparams.audio_add_delta_deltas:
+    if config.add_delta_deltas:
         features = audio_features.add_delta_deltas(features)
     return features, real, silent
 
 
-def featurize(waveform, hparams: HParams, training: bool, seed=None) -> tf.Tensor:
+def featurize(waveform, config: FeatureConfig, training: bool, seed=None) -> tf.Tensor:
     """One float32 `[samples]` waveform -> `[frames, mel_bins, channels]` features.
 
     `featurize_batch` of a batch of one; in training, the waveform
@@ -200,21 +165,20 @@ def featurize(waveform, hparams: HParams, training: bool, seed=None) -> tf.Tenso
     featurization.
     """
     waveform = tf.convert_to_tensor(waveform, tf.float32)
-    augment = audio_augment.AugmentConfig.from_hparams(hparams)
-    if training and augment.enabled:
-        waveform = audio_augment.augment_waveform(waveform, augment, seed)
+    if training and config.augment.enabled:
+        waveform = audio_augment.augment_waveform(waveform, config.augment, seed)
     features, _ = featurize_batch(
-        waveform[None], tf.shape(waveform)[:1], hparams, training=training, seed=seed
+        waveform[None], tf.shape(waveform)[:1], config, training=training, seed=seed
     )
     features = features[0]
-    if training and (hparams.specaugment_freq_masks or hparams.specaugment_time_masks):
+    if training and config.spec_augment_enabled:
         features = spec_augment.spec_augment(
             features,
-            num_freq_masks=hparams.specaugment_freq_masks,
-            freq_mask_width=hparams.specaugment_freq_mask_width,
-            num_time_masks=hparams.specaugment_time_masks,
-            time_mask_width=hparams.specaugment_time_mask_width,
-            time_mask_max_fraction=hparams.specaugment_time_mask_max_fraction,
+            num_freq_masks=config.freq_masks,
+            freq_mask_width=config.freq_mask_width,
+            num_time_masks=config.time_masks,
+            time_mask_width=config.time_mask_width,
+            time_mask_max_fraction=config.time_mask_max_fraction,
             seed=None if seed is None else seed + 1,
         )
     return features

@@ -18,11 +18,12 @@ from collections.abc import Iterator
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data import causal_normalization, speech_features
+from t2t_lite.data import feature_config, speech_features
 from t2t_lite.data.audio_augment import AUGMENT_HPARAMS
 from t2t_lite.data.audio_io import to_int16_pcm
+from t2t_lite.data.feature_config import AUDIO_HPARAMS, FeatureConfig
 from t2t_lite.data.problem import TRAIN, Problem, SplitReport
-from t2t_lite.data.speech_features import AUDIO_HPARAMS, PCM_SCALE, SAMPLE_RATE, featurize
+from t2t_lite.data.speech_features import PCM_SCALE, SAMPLE_RATE, featurize
 from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder, TextEncoder
 from t2t_lite.hparam import HParams
 
@@ -134,11 +135,12 @@ class SpeechRecognitionProblem(Problem):
         return hparams
 
     def hparams_read(self) -> tuple[str, ...]:
-        prior = (causal_normalization.PRIOR_MEAN, causal_normalization.PRIOR_MEAN_SQUARE)
+        prior = (feature_config.PRIOR_MEAN, feature_config.PRIOR_MEAN_SQUARE)
         return (*AUDIO_HPARAMS, *AUGMENT_HPARAMS, *prior)
 
     def preprocess_example(self, example, mode, hparams, seed=None):
-        features = featurize(example["waveform"], hparams, training=mode == TRAIN, seed=seed)
+        config = FeatureConfig.from_hparams(hparams)
+        features = featurize(example["waveform"], config, training=mode == TRAIN, seed=seed)
         return {
             "inputs": features,
             "inputs_length": tf.shape(features)[0],
@@ -146,34 +148,37 @@ class SpeechRecognitionProblem(Problem):
         }
 
     def batch_spec(self, hparams: HParams) -> dict:
-        channels = 3 if hparams.audio_add_delta_deltas else 1
+        config = FeatureConfig.from_hparams(hparams)
         return {
-            "inputs": tf.TensorSpec([None, None, hparams.audio_num_mel_bins, channels], tf.float32),
+            "inputs": tf.TensorSpec([None, None, config.num_mel_bins, config.channels], tf.float32),
             "inputs_length": tf.TensorSpec([None], tf.int32),
             "targets": tf.TensorSpec([None, None], tf.int32),
         }
 
-    def batching_length(self, sequence_lengths: dict, hparams: HParams):
+    def batching_length(self, model_lengths: dict, hparams: HParams):
         """T2T's speech batching length: frames x mel bins (or targets, if longer)."""
         return tf.maximum(
-            sequence_lengths["inputs"] * hparams.audio_num_mel_bins, sequence_lengths["targets"]
+            model_lengths["inputs"] * FeatureConfig.from_hparams(hparams).num_mel_bins,
+            model_lengths["targets"],
         )
 
-    def manifest_lengths(self, example: dict) -> dict[str, int]:
+    def stored_lengths(self, example: dict) -> dict[str, int]:
         """PCM samples of the waveform (2 bytes each) and target tokens."""
         return {"samples": len(example["waveform"]) // 2, "targets": len(example["targets"])}
 
-    def sequence_lengths_from_manifest(self, manifest_lengths: dict, hparams: HParams) -> dict:
+    def model_lengths_of_stored(self, stored_lengths: dict, hparams: HParams) -> dict:
         """Frames the featurization makes of each waveform's samples, and target tokens."""
         return {
-            "inputs": speech_features.num_frames(manifest_lengths["samples"], hparams),
-            "targets": tf.cast(manifest_lengths["targets"], tf.int32),
+            "inputs": speech_features.num_frames(
+                stored_lengths["samples"], FeatureConfig.from_hparams(hparams)
+            ),
+            "targets": tf.cast(stored_lengths["targets"], tf.int32),
         }
 
-    def seconds_from_manifest(self, manifest_lengths: dict):
-        return np.asarray(manifest_lengths["samples"], np.float64) / SAMPLE_RATE
+    def stored_seconds(self, stored_lengths: dict):
+        return np.asarray(stored_lengths["samples"], np.float64) / SAMPLE_RATE
 
     def padded_shapes(self, limit, hparams: HParams) -> dict:
-        frames = limit // hparams.audio_num_mel_bins  # lengths count frames x bins
+        frames = limit // FeatureConfig.from_hparams(hparams).num_mel_bins  # frames x bins
         targets = hparams.max_target_seq_length or limit
         return {"inputs": [frames, None, None], "targets": [targets]}

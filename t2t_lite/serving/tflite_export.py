@@ -37,6 +37,7 @@ import tempfile
 import tensorflow as tf
 from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
+from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.speech_features import num_frames
 from t2t_lite.decoding.audio.input_limits import max_input_tokens, segment_seconds
 from t2t_lite.decoding.audio.pause_split import max_piece_samples
@@ -55,7 +56,7 @@ def transcribe_function(model, hparams: HParams, decode_config: DecodeConfig, ma
     """The fixed-shape speech graph (a `tf.function` of one `[1, max_samples]`
     waveform -> `{"ids": [1, cap], "score": [1]}`); `decode_config` resolved."""
     cap = decode_cap(hparams, decode_config)
-    frames = int(num_frames(tf.constant([max_samples]), hparams)[0])
+    frames = int(num_frames(tf.constant([max_samples]), FeatureConfig.from_hparams(hparams))[0])
 
     @tf.function(input_signature=[tf.TensorSpec([1, max_samples], tf.float32, name="waveform")])
     def transcribe(waveform):
@@ -118,7 +119,7 @@ def _graph_and_input(
         raise ValueError(f"the TFLite model's max seconds must be above 0, got {max_seconds}.")
     if model.input_modality == "speech":
         seconds = max_seconds or segment_seconds(hparams, decode_config)
-        sample_rate = int(hparams.audio_sample_rate)
+        sample_rate = FeatureConfig.from_hparams(hparams).sample_rate
         max_samples = max_piece_samples(sample_rate, seconds)
         function = transcribe_function(model, hparams, decode_config, max_samples)
         return function, {

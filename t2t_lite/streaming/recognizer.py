@@ -20,13 +20,12 @@ prefix is the partial. `finalize` encodes the rest and finds the final
 transcript as the decode hparam `stream_final` says:
 
 - "search" (default): the joint CTC/attention beam search the decoder and
-  the SavedModel run (`decode.model_search`), over the streamed encoder
+  the SavedModel run (`search.model_search`), over the streamed encoder
   output; with one chunk for the whole utterance it is today's decoding;
 - "rescore": U2's second pass, the CTC prefix search's n-best rescored by
   the attention decoder (`rescoring.rescore`, with `ctc_weight` and
-  `alpha`). Cheaper, but it can only pick among the CTC head's spellings:
-  on the quick start's byte-level model that cost 27% WER against 4%
-  (docs/benchmarks.md, "Streaming").
+  `alpha`). Cheaper, but it can only pick among the CTC head's spellings,
+  which a byte-level CTC head often gets wrong (docs/benchmarks.md, "Streaming").
 """
 
 from __future__ import annotations
@@ -38,6 +37,7 @@ import tensorflow as tf
 from keras import ops
 
 from t2t_lite.data.audio_features import delta_delta_reach
+from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.decoding.audio.transcriber import piece_features
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
@@ -49,8 +49,9 @@ from t2t_lite.streaming.rescoring import rescore
 
 def feature_lookahead_frames(hparams: HParams) -> int:
     """Trailing feature frames of the audio so far that more audio can change."""
-    window = math.ceil(hparams.audio_frame_length / hparams.audio_frame_step)
-    return window + (delta_delta_reach() if hparams.audio_add_delta_deltas else 0)
+    config = FeatureConfig.from_hparams(hparams)
+    window = math.ceil(config.frame_length_ms / config.frame_step_ms)
+    return window + (delta_delta_reach() if config.add_delta_deltas else 0)
 
 
 class StreamingRecognizer:

@@ -20,8 +20,9 @@ import time
 
 import numpy as np
 
-from t2t_lite.data.speech_features import frame_step_samples
+from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.result import Decoded
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
 from t2t_lite.streaming.recognizer import StreamingRecognizer
@@ -30,7 +31,7 @@ from t2t_lite.streaming.recognizer import StreamingRecognizer
 def samples_per_encoder_frame(hparams: HParams) -> int:
     """Audio samples per encoder output frame (4 feature frames: 640 at 16 kHz)."""
     stride = SpeechFrontEnd.input_frames_seen(1)[0] - SpeechFrontEnd.input_frames_seen(0)[0]
-    return stride * frame_step_samples(hparams)
+    return stride * FeatureConfig.from_hparams(hparams).frame_step_samples
 
 
 @dataclasses.dataclass
@@ -102,7 +103,8 @@ def stream(recognizer: StreamingRecognizer, waveform: np.ndarray, chunk_samples:
 class StreamingTranscriber:
     """The decoder's streaming simulation (decode hparam `chunk_frames`),
     called as `WaveformTranscriber` is: `(waveforms, lengths)` -> per
-    recording `([final], [0.0])` (no beams, no score)."""
+    recording a `Decoded` of its final (one beam, score 0: the stream keeps
+    no beam scores), no word times."""
 
     timed_words = False
 
@@ -111,18 +113,20 @@ class StreamingTranscriber:
         self.recognizer = StreamingRecognizer(
             model, hparams, decode_config, target_encoder, chunk_frames
         )
-        self.sample_rate = int(hparams.audio_sample_rate)
+        self.sample_rate = FeatureConfig.from_hparams(hparams).sample_rate
         self.chunk_samples = chunk_frames * samples_per_encoder_frame(hparams)
         self.timings: list[StreamTiming] = []
 
-    def __call__(self, waveforms, lengths) -> list[tuple[list[str], list[float]]]:
+    def __call__(self, waveforms, lengths) -> list[Decoded]:
         results = []
         for waveform, length in zip(np.asarray(waveforms), np.asarray(lengths), strict=True):
             timing = stream(self.recognizer, waveform[:length], self.chunk_samples,
                             self.sample_rate)  # fmt: skip
             self.timings.append(timing)
-            results.append(([timing.final], [0.0]))
+            results.append(Decoded((timing.final,), (0.0,)))
         return results
+
+    transcribe = __call__  # as `WaveformTranscriber.transcribe`: no word times here
 
     def summary(self) -> dict:
         """Real-time factor, per-chunk compute and final latency (ms), over

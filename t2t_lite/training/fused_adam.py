@@ -23,9 +23,9 @@ class FusedAdam(keras.optimizers.Adam):
         v += (g**2 - v) * (1 - beta_2)
         variable -= lr * sqrt(1 - beta_2**t) / (1 - beta_1**t) * m / (sqrt(v) + epsilon)
 
-    with `t` the update count, as Keras counts it (`iterations + 1`). On the
-    benchmark's text Transformer (3.9 M weights, 2 cores of an AMD EPYC) one
-    update took 4.8 ms instead of Keras' 11.8 ms, 3% of a training step. The
+    with `t` the update count, as Keras counts it (`iterations + 1`): one
+    kernel per variable instead of Keras' chain of small ops, which on two
+    cores cost more than the arithmetic (docs/benchmarks.md). The
     slots (`momentums`, `velocities`), the config and checkpoints are Keras'
     Adam's, so either restores the other. With `amsgrad=True`, or on another
     backend, the update is Keras'. The kernel also runs under XLA and under a

@@ -15,6 +15,7 @@ import dataclasses
 import keras
 import tensorflow as tf
 
+from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.hparam import HParams
 from t2t_lite.training.losses import summed_cross_entropy, summed_ctc_loss
 from t2t_lite.training.optimizers import optimizer_name
@@ -23,7 +24,6 @@ STEP_HPARAMS = (
     "label_smoothing",
     "clip_grad_norm",
     "weight_decay",
-    "audio_frame_step",
     "ctc_loss_weight",
 )
 
@@ -51,7 +51,7 @@ class StepSettings:
             label_smoothing=hparams.label_smoothing,
             clip_grad_norm=hparams.clip_grad_norm,
             l2_weight_decay=0.0 if decoupled else hparams.weight_decay,
-            frame_seconds=hparams.get("audio_frame_step", 10.0) / 1000.0,
+            frame_seconds=FeatureConfig.from_hparams(hparams).frame_seconds,
             ctc_loss_weight=hparams.ctc_loss_weight,
         )
 

@@ -4,7 +4,7 @@ it in hparams.json, and a resumed run reads it back instead."""
 
 import json
 
-from t2t_lite.data.causal_normalization import PRIOR_MEAN, PRIOR_MEAN_SQUARE
+from t2t_lite.data.feature_config import PRIOR_MEAN, PRIOR_MEAN_SQUARE
 from tests.helpers import TINY_SPEECH_RUN, problem_source, run_command, write_usr_dir
 
 

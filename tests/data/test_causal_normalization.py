@@ -7,23 +7,21 @@ import pytest
 
 from t2t_lite.data.audio_io import read_audio
 from t2t_lite.data.causal_normalization import (
-    PRIOR_FRAMES,
     QUIET_STDS,
     Prior,
     fill_digital_silence_causally,
     normalize_causally,
-    prior_from_hparams,
-    store_prior,
 )
+from t2t_lite.data.feature_config import AUDIO_HPARAMS, FeatureConfig, store_prior
 from t2t_lite.data.normalization_prior import feature_statistics
-from t2t_lite.data.speech_features import AUDIO_HPARAMS, featurize_batch
+from t2t_lite.data.speech_features import featurize_batch
 from t2t_lite.hparam import HParams
 from t2t_lite.streaming.recognizer import feature_lookahead_frames
 
 
 def features(waveform, causal: bool) -> np.ndarray:
-    hparams = HParams(**{**AUDIO_HPARAMS, "audio_causal_normalization": causal})
-    batch, lengths = featurize_batch(waveform[None], [len(waveform)], hparams)
+    config = FeatureConfig(causal_normalization=causal)
+    batch, lengths = featurize_batch(waveform[None], [len(waveform)], config)
     return batch.numpy()[0, : lengths.numpy()[0]]
 
 
@@ -74,25 +72,28 @@ def test_the_utterances_own_statistics_as_a_heavy_prior_give_per_utterance_norma
     so they normalize it as its own whole-utterance statistics do (to the
     variance floors, which differ)."""
     speech = read_audio(librispeech_flac)
-    hparams = HParams(**{**AUDIO_HPARAMS, "audio_causal_normalization": True, PRIOR_FRAMES: 10**7})
-    statistics = feature_statistics([speech], hparams)
+    overrides = {"audio_causal_normalization": True, "audio_normalization_prior_frames": 10**7}
+    hparams = HParams(**{**AUDIO_HPARAMS, **overrides})
+    statistics = feature_statistics([speech], FeatureConfig.from_hparams(hparams))
     assert statistics.utterances == 1 and statistics.frames == len(features(speech, False))
-    store_prior(hparams, statistics.mean, statistics.mean_square)
-    batch, lengths = featurize_batch(speech[None], [len(speech)], hparams)
+    store_prior(hparams, statistics.mean, statistics.mean_square)  # as the trainer keeps it
+    config = FeatureConfig.from_hparams(hparams)
+    assert config.prior.frames == 10**7 and config.prior.mean.shape == (80, 3)
+    batch, lengths = featurize_batch(speech[None], [len(speech)], config)
     np.testing.assert_allclose(
         batch.numpy()[0], features(speech, causal=False), rtol=5e-3, atol=2e-3
     )
 
 
 def test_hparams_that_want_a_prior_without_its_statistics_are_refused():
-    hparams = HParams(**{**AUDIO_HPARAMS, "audio_causal_normalization": True, PRIOR_FRAMES: 100})
+    config = FeatureConfig(causal_normalization=True, prior_frames=100)
     with pytest.raises(ValueError, match="hold no training-set statistics .* t2t-lite-trainer"):
-        featurize_batch(np.ones((1, 1600), np.float32), [1600], hparams)
-    assert (
-        prior_from_hparams(HParams(**{**AUDIO_HPARAMS, "audio_causal_normalization": True})) is None
-    )
+        featurize_batch(np.ones((1, 1600), np.float32), [1600], config)
+    assert FeatureConfig(causal_normalization=True).required_prior() is None
 
 
 def test_a_prior_without_causal_normalization_is_refused():
     with pytest.raises(ValueError, match="without audio_causal_normalization"):
-        prior_from_hparams(HParams(**{**AUDIO_HPARAMS, PRIOR_FRAMES: 100}))
+        FeatureConfig.from_hparams(
+            HParams(**{**AUDIO_HPARAMS, "audio_normalization_prior_frames": 100})
+        )

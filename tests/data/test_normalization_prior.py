@@ -7,8 +7,9 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite import run_dir
-from t2t_lite.data import causal_normalization, shards
+from t2t_lite.data import feature_config, shards
 from t2t_lite.data.audio_io import read_audio
+from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.normalization_prior import (
     add_training_prior,
     feature_statistics,
@@ -62,8 +63,9 @@ def test_the_prior_is_the_statistics_of_utterances_spread_over_the_training_spli
     hparams = create_hparams("transformer_tiny", STREAMING, problem)
     statistics = add_training_prior(hparams, problem, data_dir, str(tmp_path))
     assert statistics.utterances == 4
-    every = feature_statistics([w for waveforms in by_shard for w in waveforms], hparams)
-    prior = causal_normalization.prior_from_hparams(hparams)
+    config = FeatureConfig.from_hparams(hparams)
+    every = feature_statistics([w for waveforms in by_shard for w in waveforms], config)
+    prior = config.prior
     np.testing.assert_allclose(prior.mean, every.mean, rtol=1e-6)
     np.testing.assert_allclose(prior.mean_square, every.mean_square, rtol=1e-6)
     assert prior.mean.shape == (80, 3) and prior.frames == 100
@@ -86,11 +88,11 @@ def test_a_prior_without_causal_normalization_is_refused(problem_and_data, tmp_p
     hparams = create_hparams("transformer_tiny", "audio_normalization_prior_frames=100", problem)
     with pytest.raises(ValueError, match="without audio_causal_normalization"):
         add_training_prior(hparams, problem, data_dir, str(tmp_path))
-    assert causal_normalization.PRIOR_MEAN not in hparams
+    assert feature_config.PRIOR_MEAN not in hparams
 
 
 def test_hparams_without_a_prior_get_none(problem_and_data, tmp_path):
     problem, data_dir = problem_and_data
     hparams = create_hparams("transformer_tiny", "audio_causal_normalization=True", problem)
     assert add_training_prior(hparams, problem, data_dir, str(tmp_path)) is None
-    assert causal_normalization.PRIOR_MEAN not in hparams
+    assert feature_config.PRIOR_MEAN not in hparams

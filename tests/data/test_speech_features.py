@@ -7,8 +7,9 @@ import pytest
 
 from t2t_lite import registry
 from t2t_lite.data import audio_features, audio_io, digital_silence
+from t2t_lite.data.feature_config import AUDIO_HPARAMS, FeatureConfig
 from t2t_lite.data.problem import EVAL
-from t2t_lite.data.speech_features import AUDIO_HPARAMS, featurize, featurize_batch
+from t2t_lite.data.speech_features import featurize, featurize_batch
 from t2t_lite.decoding.audio.long_form import split_recordings
 from t2t_lite.hparam import HParams
 
@@ -17,8 +18,8 @@ STEP = 160
 
 
 @pytest.fixture(scope="module")
-def hparams():
-    return HParams(**AUDIO_HPARAMS)
+def config():
+    return FeatureConfig()
 
 
 @pytest.fixture(scope="module")
@@ -31,9 +32,9 @@ def inner(features, trim=6):
     return features[trim:-trim]
 
 
-def test_exact_zeros_around_an_utterance_leave_its_features(hparams, speech):
-    alone = featurize(speech, hparams, training=False).numpy()
-    padded = featurize(np.concatenate([ZEROS, speech, ZEROS]), hparams, training=False).numpy()
+def test_exact_zeros_around_an_utterance_leave_its_features(config, speech):
+    alone = featurize(speech, config, training=False).numpy()
+    padded = featurize(np.concatenate([ZEROS, speech, ZEROS]), config, training=False).numpy()
     # Cut off before framing: the same frames, the same values.
     np.testing.assert_allclose(padded, alone, atol=1e-5)
     # T2T's front end (no cut, statistics over every frame) moves them a lot:
@@ -64,10 +65,10 @@ def test_trim_cuts_each_rows_edge_zeros_and_keeps_inner_ones():
     np.testing.assert_array_equal(lengths, [3, 0, 5])
 
 
-def test_an_exact_zero_pause_inside_speech_is_a_quiet_pause(hparams, speech):
+def test_an_exact_zero_pause_inside_speech_is_a_quiet_pause(config, speech):
     half = len(speech) // 2
     gapped = np.concatenate([speech[:half], np.zeros(8000, np.float32), speech[half:]])
-    features = featurize(gapped, hparams, training=False).numpy()
+    features = featurize(gapped, config, training=False).numpy()
     assert np.isfinite(features).all()
     gap = features[half // STEP + 5 : (half + 8000) // STEP - 5, :, 0]
     assert np.ptp(gap, axis=0).max() < 1e-5  # one level per bin: the fill
@@ -81,33 +82,33 @@ def test_an_exact_zero_pause_inside_speech_is_a_quiet_pause(hparams, speech):
 
 
 @pytest.mark.parametrize("samples", [0, 1, 100, 400])
-def test_requests_shorter_than_a_frame_give_finite_features(hparams, samples):
+def test_requests_shorter_than_a_frame_give_finite_features(config, samples):
     waveforms = np.full([2, samples], 0.25, np.float32)
-    features, lengths = featurize_batch(waveforms, [samples, samples], hparams)
+    features, lengths = featurize_batch(waveforms, [samples, samples], config)
     assert features.shape[1] >= 1
     assert np.isfinite(features.numpy()).all()
     expected = 0 if samples <= 1 else -(-(samples - 1) // STEP)
     np.testing.assert_array_equal(lengths, [expected, expected])
 
 
-def test_all_nan_rows_read_as_silence(hparams, speech):
+def test_all_nan_rows_read_as_silence(config, speech):
     batch = np.stack([np.full(len(speech), np.nan, np.float32), speech])
-    features, lengths = featurize_batch(batch, [len(speech)] * 2, hparams)
+    features, lengths = featurize_batch(batch, [len(speech)] * 2, config)
     assert np.isfinite(features.numpy()).all() and lengths[0] == 0
-    alone = featurize(speech, hparams, training=False).numpy()
+    alone = featurize(speech, config, training=False).numpy()
     np.testing.assert_allclose(features[1, : len(alone)], alone, atol=2e-4)
 
 
-def test_pipeline_decoder_and_export_featurize_alike(hparams, speech):
+def test_pipeline_decoder_and_export_featurize_alike(config, speech):
     """The input pipeline (not training), and the pieces the decoder and the
     SavedModel featurize (`transcriber.transcribe_pieces`), give the same
     features for the same audio: one featurization."""
     problem = registry.problem("librispeech")
-    run_hparams = problem.add_hparams(hparams.copy())
+    run_hparams = problem.add_hparams(HParams(**AUDIO_HPARAMS))
     example = {"waveform": speech, "targets": np.array([5, 1])}
     pipeline = problem.preprocess_example(example, EVAL, run_hparams)["inputs"].numpy()
     batch = np.stack([speech, np.zeros_like(speech)])
     pieces, piece_lengths, _ = split_recordings(batch, [len(speech), 8000], 16000, 30.0)
-    served, frames = featurize_batch(pieces, piece_lengths, run_hparams)
+    served, frames = featurize_batch(pieces, piece_lengths, FeatureConfig.from_hparams(run_hparams))
     assert frames[0] == len(pipeline)
     np.testing.assert_allclose(served[0, : len(pipeline)], pipeline, atol=1e-5)

@@ -13,7 +13,8 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite import registry, run_dir
-from t2t_lite.data import causal_normalization
+from t2t_lite.data import feature_config
+from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.normalization_prior import feature_statistics
 from t2t_lite.data.speech_features import featurize
 from t2t_lite.decoding.decode_config import DecodeConfig
@@ -63,7 +64,8 @@ def pad_rows(rows: list[np.ndarray], dtype) -> np.ndarray:
 
 def speech_features(waveforms: list[np.ndarray], hparams) -> dict:
     """The input pipeline's features: per-utterance featurize, then padding."""
-    rows = [featurize(w, hparams, training=False).numpy() for w in waveforms]
+    config = FeatureConfig.from_hparams(hparams)
+    rows = [featurize(w, config, training=False).numpy() for w in waveforms]
     return {
         "inputs": pad_rows(rows, np.float32),
         "inputs_length": np.array([len(r) for r in rows], np.int32),
@@ -116,9 +118,10 @@ def train_speech_run(directory, overrides: str = SPEECH_HPARAMS, steps: int = 80
     clips = tone_and_noise()
     problem = registry.problem("librispeech")
     hparams = create_hparams("transformer_tiny", overrides, problem)
-    if causal_normalization.prior_wanted(hparams):
-        statistics = feature_statistics(clips.values(), hparams)
-        causal_normalization.store_prior(hparams, statistics.mean, statistics.mean_square)
+    config = FeatureConfig.from_hparams(hparams)
+    if config.wants_prior:
+        statistics = feature_statistics(clips.values(), config)
+        feature_config.store_prior(hparams, statistics.mean, statistics.mean_square)
     features = speech_features(list(clips.values()), hparams)
     encoder = problem.feature_encoders(None)["targets"]
     features["targets"] = pad_rows([np.array(encoder.encode(t) + [1]) for t in clips], np.int32)

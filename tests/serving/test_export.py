@@ -23,6 +23,7 @@ import soundfile
 
 from t2t_lite import registry, run_dir
 from t2t_lite.data.audio_io import read_audio
+from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.speech_features import featurize, featurize_batch
 from t2t_lite.decoding.audio.long_form import split_recordings
 from t2t_lite.decoding.checkpoints import trained_model
@@ -120,11 +121,10 @@ def test_checkpoint_of_another_model_is_refused(speech_run, text_run):
 def test_batch_featurization_equals_per_utterance_featurize(speech_run, flacs):
     waveforms = flacs[:2] + [tone_and_noise()["no"]]
     lengths = np.array([len(w) for w in waveforms], np.int32)
-    batch, frame_lengths = featurize_batch(
-        pad_rows(waveforms, np.float32), lengths, speech_run.hparams
-    )
+    config = FeatureConfig.from_hparams(speech_run.hparams)
+    batch, frame_lengths = featurize_batch(pad_rows(waveforms, np.float32), lengths, config)
     for row, waveform in enumerate(waveforms):
-        alone = featurize(waveform, speech_run.hparams, training=False).numpy()
+        alone = featurize(waveform, config, training=False).numpy()
         assert frame_lengths[row] == len(alone)
         np.testing.assert_allclose(batch[row, : len(alone)], alone, atol=2e-4)
         assert not np.any(batch[row, len(alone) :])

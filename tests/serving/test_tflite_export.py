@@ -95,7 +95,7 @@ def test_builtins_only_tflite_transcribes_as_the_savedmodel_graph_without_tensor
     transcriber = WaveformTranscriber(
         run.model, run.hparams, decode_config, decode_cap(run.hparams, decode_config), encoder
     )
-    expected = [beams[0] for beams, _ in transcriber(padded, lengths)]
+    expected = [result.text for result in transcriber(padded, lengths)]
     assert expected[0] and expected[4] == expected[5] == ""  # the tone was trained to "hi"
     assert len(LiteRtTranscriber(str(directory)).pieces(long)) >= 3
 

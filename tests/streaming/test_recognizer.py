@@ -50,7 +50,7 @@ def test_the_whole_utterance_at_once_gives_the_non_streaming_transcript(run):
     )  # fmt: skip
     whole = recognizer(run, chunk_frames=1000)
     for text, clip in clips.items():
-        expected = transcriber(clip[None], np.array([len(clip)], np.int32))[0][0][0]
+        expected = transcriber(clip[None], np.array([len(clip)], np.int32))[0].text
         whole.accept_waveform(clip)
         assert whole.finalize() == expected == text
         whole.reset()

@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.hparam import HParams
 
@@ -45,7 +46,7 @@ def max_input_frames(hparams: HParams) -> int:
     if hparams.get("max_input_seq_length", 0) > 0:
         return hparams.max_input_seq_length
     if hparams.get("max_length", 0) > 0:
-        return max(1, hparams.max_length // hparams.audio_num_mel_bins)
+        return max(1, hparams.max_length // FeatureConfig.from_hparams(hparams).num_mel_bins)
     return DEFAULT_MAX_INPUT_FRAMES
 
 
@@ -83,4 +84,4 @@ def segment_seconds(hparams: HParams, decode_config: DecodeConfig) -> float:
     """
     if decode_config.segment_seconds > 0:
         return float(decode_config.segment_seconds)
-    return max_input_frames(hparams) * hparams.audio_frame_step / 1000.0
+    return max_input_frames(hparams) * FeatureConfig.from_hparams(hparams).frame_seconds

@@ -21,13 +21,17 @@ for beams, scores in transcriber(waveforms, lengths):  # one per recording
 
 from __future__ import annotations
 
+import dataclasses
+
 import tensorflow as tf
 
 from t2t_lite.data import audio_features, digital_silence
-from t2t_lite.data.speech_features import featurize_batch, frame_length_samples
+from t2t_lite.data.feature_config import FeatureConfig
+from t2t_lite.data.speech_features import featurize_batch
 from t2t_lite.decoding.audio.input_limits import segment_seconds
 from t2t_lite.decoding.audio.long_form import piece_starts, split_recordings
 from t2t_lite.decoding.decode_config import DecodeConfig, has_ctc_head
+from t2t_lite.decoding.result import Decoded
 from t2t_lite.decoding.search.model_search import model_search
 from t2t_lite.decoding.timing.subtitles import TimedWord
 from t2t_lite.decoding.timing.word_times import WordTimer, join_word_times
@@ -42,12 +46,13 @@ def _pieces(waveforms, lengths, hparams: HParams, decode_config: DecodeConfig):
     """Recordings -> the features of their pieces, each piece's recording, and
     where its first sample after the cut lies in its recording (seconds)."""
     waveforms = audio_features.zero_non_finite(tf.convert_to_tensor(waveforms, tf.float32))
+    rate = FeatureConfig.from_hparams(hparams).sample_rate
     pieces, piece_lengths, rows = split_recordings(
-        waveforms, lengths, hparams.audio_sample_rate, segment_seconds(hparams, decode_config)
+        waveforms, lengths, rate, segment_seconds(hparams, decode_config)
     )
     starts = piece_starts(piece_lengths, rows, tf.shape(waveforms)[0])
     features, cut = piece_features(pieces, piece_lengths, hparams, decode_config)
-    offsets = tf.cast(starts + cut, tf.float32) / hparams.audio_sample_rate
+    offsets = tf.cast(starts + cut, tf.float32) / rate
     return features, rows, offsets
 
 
@@ -59,11 +64,12 @@ def piece_features(pieces, piece_lengths, hparams: HParams, decode_config: Decod
     # no-speech test below sees only each piece's sound.
     cut, _ = digital_silence.sounding_span(pieces, piece_lengths)
     pieces, piece_lengths = digital_silence.trim_digital_silence(pieces, piece_lengths)
-    features, frame_lengths = featurize_batch(pieces, piece_lengths, hparams)
+    config = FeatureConfig.from_hparams(hparams)
+    features, frame_lengths = featurize_batch(pieces, piece_lengths, config)
     # No speech: a piece quieter than `silence_dbfs`, or shorter than one
     # frame's window (25 ms holds no word). Frame length 0 decodes to "".
     silent = audio_features.level_dbfs(pieces, piece_lengths) < decode_config.silence_dbfs
-    silent |= piece_lengths < frame_length_samples(hparams)
+    silent |= piece_lengths < config.frame_length_samples
     frame_lengths = tf.where(silent, 0, frame_lengths)
     return {"inputs": features, "inputs_length": frame_lengths}, cut
 
@@ -174,9 +180,9 @@ class WaveformTranscriber:
         lengths: int `[batch]` real samples.
 
     Returns:
-        A list (one per recording) of `(beam_texts, beam_scores)`: the text of
-        each beam, best first, and each beam's score summed over the pieces
-        (as the SavedModel sums them).
+        A `Decoded` per recording: the text of each beam, best first, and
+        each beam's score summed over the pieces (as the SavedModel sums
+        them); `timed` adds the best beam's timed words.
 
     Raises:
         ValueError: decode hparams the model cannot honour (see
@@ -206,23 +212,22 @@ class WaveformTranscriber:
                 input_signature=signature,
             )
 
-    def __call__(self, waveforms, lengths) -> list[tuple[list[str], list[float]]]:
+    def __call__(self, waveforms, lengths) -> list[Decoded]:
         ids, scores, rows = (t.numpy() for t in self._transcribe(waveforms, lengths))
         return self._beams(ids, scores, rows, len(lengths))
 
-    def timed(self, waveforms, lengths) -> list[tuple[list[str], list[float], list[TimedWord]]]:
-        """As calling it, and each recording's words of its best beam, timed
+    def timed(self, waveforms, lengths) -> list[Decoded]:
+        """As calling it, with each recording's words of its best beam timed
         (`word_times`); needs a model with a CTC head (`timed_words`)."""
         if self._transcribe_timed is None:
             raise ValueError(NEEDS_CTC_HEAD)
         ids, scores, rows, times = self._transcribe_timed(waveforms, lengths)
-        beams = self._beams(ids.numpy(), scores.numpy(), rows.numpy(), len(lengths))
+        decoded = self._beams(ids.numpy(), scores.numpy(), rows.numpy(), len(lengths))
         words, starts, ends, confidences, counts = (t.numpy() for t in times)
         return [
-            (
-                texts,
-                beam_scores,
-                [
+            dataclasses.replace(
+                result,
+                words=tuple(
                     TimedWord(
                         words[row, i].decode("utf-8", errors="replace"),
                         float(starts[row, i]),
@@ -230,19 +235,25 @@ class WaveformTranscriber:
                         float(confidences[row, i]),
                     )
                     for i in range(counts[row])
-                ],
+                ),
             )
-            for row, (texts, beam_scores) in enumerate(beams)
+            for row, result in enumerate(decoded)
         ]
 
-    def _beams(self, ids, scores, rows, num_rows) -> list[tuple[list[str], list[float]]]:
+    def transcribe(self, waveforms, lengths) -> list[Decoded]:
+        """Timed (`timed`) where the model can time words, else plain."""
+        return self.timed(waveforms, lengths) if self.timed_words else self(waveforms, lengths)
+
+    def _beams(self, ids, scores, rows, num_rows) -> list[Decoded]:
         results = []
         for row in range(num_rows):
             pieces = [p for p in range(len(rows)) if rows[p] == row]
-            beams = [
+            beams = tuple(
                 " ".join(t for t in (self._encoder.decode(ids[p, k]) for p in pieces) if t)
                 for k in range(ids.shape[1])
-            ]
-            beam_scores = [float(sum(scores[p, k] for p in pieces)) for k in range(ids.shape[1])]
-            results.append((beams, beam_scores))
+            )
+            beam_scores = tuple(
+                float(sum(scores[p, k] for p in pieces)) for k in range(ids.shape[1])
+            )
+            results.append(Decoded(beams, beam_scores))
         return results

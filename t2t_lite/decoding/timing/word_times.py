@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data.speech_features import frame_length_samples, frame_step_samples
+from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.text_encoders import EOS_ID, PAD_ID
 from t2t_lite.decoding.timing.ctc_alignment import ctc_forced_align
 from t2t_lite.hparam import HParams
@@ -81,11 +81,12 @@ def word_boundary_tables(surfaces: list[bytes]) -> dict[str, np.ndarray]:
 def encoder_frame_seconds(hparams: HParams) -> tuple[float, float]:
     """`(step, middle)`: seconds between encoder frames, and the middle of
     encoder frame 0's audio (frame `t`'s middle is `middle + t * step`)."""
-    step = frame_step_samples(hparams)
+    config = FeatureConfig.from_hparams(hparams)
+    step = config.frame_step_samples
     first, last = SpeechFrontEnd.input_frames_seen(0)
     reduction = SpeechFrontEnd.input_frames_seen(1)[0] - first
-    middle = (first * step + last * step + frame_length_samples(hparams)) / 2
-    rate = hparams.audio_sample_rate
+    middle = (first * step + last * step + config.frame_length_samples) / 2
+    rate = config.sample_rate
     return reduction * step / rate, middle / rate
 
 

@@ -31,8 +31,8 @@ def test_degenerate_requests_return_empty_text_in_process():
     transcriber = _transcriber()
     for name, waveform in DEGENERATE_WAVEFORMS.items():
         results = transcriber(waveform.astype(np.float32), full_lengths(waveform))
-        assert [beams[0] for beams, _ in results] == [""] * len(waveform), name
-        assert [scores for _, scores in results] == [[0.0, 0.0]] * len(waveform), name
+        assert [result.text for result in results] == [""] * len(waveform), name
+        assert [result.scores for result in results] == [(0.0, 0.0)] * len(waveform), name
 
 
 def test_word_times_are_in_the_recordings_clock(librispeech_flac):
@@ -48,8 +48,9 @@ def test_word_times_are_in_the_recordings_clock(librispeech_flac):
     keras.utils.set_random_seed(0)
     transcriber = _transcriber(CTC_BEAM_DECODE + ",segment_seconds=30")
     assert transcriber.timed_words
-    (text, _, words), (shifted_text, _, shifted) = transcriber.timed(batch, [32000, 40000])
-    assert text[0] == shifted_text[0] and [w.word for w in words] == [w.word for w in shifted]
+    first, second = transcriber.timed(batch, [32000, 40000])
+    text, words, shifted = first.beams, first.words, second.words
+    assert first.text == second.text and [w.word for w in words] == [w.word for w in shifted]
     # Words are split at ASCII spaces only (an untrained model writes any byte).
     assert [w.word for w in words] == [w for w in text[0].split(" ") if w]
     assert any(w.start >= 0 for w in words), "no word aligned: nothing to check"
@@ -67,4 +68,4 @@ def test_degenerate_requests_have_no_words():
     transcriber = _transcriber()
     for name, waveform in DEGENERATE_WAVEFORMS.items():
         results = transcriber.timed(waveform.astype(np.float32), full_lengths(waveform))
-        assert [words for _, _, words in results] == [[]] * len(waveform), name
+        assert [result.words for result in results] == [()] * len(waveform), name

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.data.speech_features import AUDIO_HPARAMS
+from t2t_lite.data.feature_config import AUDIO_HPARAMS
 from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder
 from t2t_lite.decoding.timing.word_times import (
     WordTimer,

@@ -131,6 +131,20 @@ def audio_files_under(directory: str) -> list[str]:
     return found
 
 
+def finite_samples(samples) -> np.ndarray:
+    """float32 samples with NaN and infinities read as 0 (silence, not loud).
+
+    Where audio enters in NumPy (a file, a LiteRT request, a streamed chunk),
+    as `audio_features.zero_non_finite` does in TensorFlow.
+
+    Example:
+    >>> finite_samples([0.5, float("nan"), float("-inf")])
+    array([0.5, 0. , 0. ], dtype=float32)
+    """
+    samples = np.asarray(samples, np.float32)
+    return np.where(np.isfinite(samples), samples, 0.0).astype(np.float32)
+
+
 def read_audio(
     path: str | os.PathLike, sample_rate: int = SAMPLE_RATE, strict: bool = True
 ) -> np.ndarray:
@@ -182,7 +196,7 @@ def read_audio(
     if not np.all(np.isfinite(samples)):
         if strict:
             raise AudioError(f"Audio file {path!r} contains NaN or infinite samples.")
-        samples = np.where(np.isfinite(samples), samples, 0.0).astype(np.float32)
+        samples = finite_samples(samples)
     mono = samples.mean(axis=1, dtype=np.float32)
     mono = resample(mono, file_rate, sample_rate)
     # Resampling can overshoot full scale slightly (Gibbs ringing).

@@ -33,7 +33,7 @@ from t2t_lite import run_dir
 from t2t_lite.data import feature_config, shards
 from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.problem import TRAIN, Problem
-from t2t_lite.data.speech_features import unnormalized_features
+from t2t_lite.data.speech_features import clean_waveforms, unnormalized_features
 from t2t_lite.hparam import HParams
 
 # Utterances the statistics are taken from (WeNet takes every one; a few
@@ -69,9 +69,8 @@ def feature_statistics(waveforms, config: FeatureConfig) -> FeatureStatistics:
 
     @tf.function(input_signature=signature)
     def sums(waveform):
-        features, real, silent = unnormalized_features(
-            waveform[None], tf.shape(waveform)[:1], config
-        )
+        waveforms, lengths, _ = clean_waveforms(waveform[None], tf.shape(waveform)[:1])
+        features, real, silent = unnormalized_features(waveforms, lengths, config)
         weights = tf.cast(real & ~silent, tf.float64)[0, :, None, None]
         values = tf.cast(features[0], tf.float64)
         return (

@@ -5,10 +5,10 @@ utterance, `featurize`), `t2t-lite-decoder --decode_from_file` and the
 exported SavedModel, so training and inference cannot drift apart. Its
 steps, T2T's front end with two additions for real recordings:
 
-1. non-finite samples read as 0 (`audio_features.zero_non_finite`);
-   lengths clipped to the samples given; exact zeros before the first and
-   after the last nonzero sample cut off
-   (`digital_silence.trim_digital_silence`; not in T2T);
+1. lengths clipped to the samples given; non-finite samples read as 0 and
+   exact zeros before the first and after the last nonzero sample cut off
+   (`clean_waveforms`; the trim is not in T2T). A caller that cleaned the
+   audio where it entered (the transcriber) passes `cleaned=True`;
 2. T2T's log-mel filterbank (80 bins, 25 ms / 10 ms frames, pre-emphasis
    0.97, 20-8000 Hz; triangular dither of 1/32767 in training only; in
    training with `envelope_db` > 0, a random spectral envelope,
@@ -60,12 +60,33 @@ def num_frames(waveform_lengths, config: FeatureConfig):
     )
 
 
+def clean_waveforms(waveforms, lengths) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """Step 1, where audio enters in TensorFlow: non-finite samples read as
+    0, and the exact zeros before the first and after the last nonzero
+    sample cut off.
+
+    Args:
+        waveforms: float32 `[batch, samples]`, zero padded.
+        lengths: int32 `[batch]` real samples (within `samples`).
+
+    Returns:
+        `(waveforms, lengths, cut)`: the trimmed batch, its lengths, and how
+        many leading samples of each row were cut (to keep times in the
+        recording's clock).
+    """
+    waveforms = audio_features.zero_non_finite(waveforms)
+    cut, _ = digital_silence.sounding_span(waveforms, lengths)
+    waveforms, lengths = digital_silence.trim_digital_silence(waveforms, lengths)
+    return waveforms, lengths, cut
+
+
 def featurize_batch(
     waveforms,
     waveform_lengths,
     config: FeatureConfig,
     training: bool = False,
     seed=None,
+    cleaned: bool = False,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """A zero-padded batch of waveforms -> normalized log-mel features.
 
@@ -76,6 +97,9 @@ def featurize_batch(
         config: the front end's settings (`FeatureConfig.from_hparams`).
         training: dither (`config.dither`) when True.
         seed: optional int `[2]` seed of the dither.
+        cleaned: the caller already read non-finite samples as 0 and cut
+            the digital silence at the ends (`clean_waveforms`), as the
+            transcriber does where a request enters; step 1 is then skipped.
 
     Returns:
         `(features [batch, frames, mel_bins, channels], frame_lengths [batch])`:
@@ -88,8 +112,12 @@ def featurize_batch(
     >>> features.shape, lengths.numpy()
     (TensorShape([2, 100, 80, 3]), array([100,  50], dtype=int32))
     """
+    waveforms = tf.convert_to_tensor(waveforms, tf.float32)
+    lengths = tf.clip_by_value(tf.cast(waveform_lengths, tf.int32), 0, tf.shape(waveforms)[1])
+    if not cleaned:
+        waveforms, lengths, _ = clean_waveforms(waveforms, lengths)
     features, real, silent = unnormalized_features(
-        waveforms, waveform_lengths, config, training=training, seed=seed
+        waveforms, lengths, config, training=training, seed=seed
     )
     if config.causal_normalization:
         prior = config.required_prior()
@@ -100,20 +128,18 @@ def featurize_batch(
 
 
 def unnormalized_features(
-    waveforms, waveform_lengths, config: FeatureConfig, training: bool = False, seed=None
+    waveforms, lengths, config: FeatureConfig, training: bool = False, seed=None
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-    """`featurize_batch`'s steps 1-4: the features before normalization.
+    """`featurize_batch`'s steps 2-4: the features before normalization.
 
-    Args: as `featurize_batch`'s.
+    Args: as `featurize_batch`'s, of audio already cleaned (`clean_waveforms`),
+    `lengths` within the samples given.
 
     Returns:
         `(features [batch, frames, mel_bins, channels], real [batch, frames],
         silent [batch, frames])`: the masks of real frames and of frames of
         exact digital silence (whose values normalization does not count).
     """
-    waveforms = audio_features.zero_non_finite(tf.convert_to_tensor(waveforms, tf.float32))
-    lengths = tf.clip_by_value(tf.cast(waveform_lengths, tf.int32), 0, tf.shape(waveforms)[1])
-    waveforms, lengths = digital_silence.trim_digital_silence(waveforms, lengths)
     # Zeros past the end change no real frame (they are masked out) and give
     # even an empty request a frame to run the model on.
     waveforms = tf.pad(waveforms, [[0, 0], [0, config.frame_step_samples + 1]])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from t2t_lite.data.audio_io import finite_samples
 from t2t_lite.decoding.audio.pause_split import numpy_piece_ends
 from t2t_lite.litert.exported_model import ExportedModel
 
@@ -59,8 +60,7 @@ class LiteRtTranscriber(ExportedModel):
 
     def pieces(self, waveform: np.ndarray) -> list[np.ndarray]:
         """The recording cut at pauses into pieces the model takes, in order."""
-        waveform = np.asarray(waveform, np.float32).reshape(-1)
-        waveform = np.where(np.isfinite(waveform), waveform, 0.0).astype(np.float32)
+        waveform = finite_samples(np.asarray(waveform, np.float32).reshape(-1))
         ends = numpy_piece_ends(waveform, self.sample_rate, self.segment_seconds)
         return np.split(waveform, ends[:-1])
 

@@ -37,6 +37,7 @@ import tensorflow as tf
 from keras import ops
 
 from t2t_lite.data.audio_features import delta_delta_reach
+from t2t_lite.data.audio_io import finite_samples
 from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.decoding.audio.transcriber import piece_features
 from t2t_lite.decoding.decode_config import DecodeConfig
@@ -133,8 +134,8 @@ class StreamingRecognizer:
     def accept_waveform(self, chunk) -> str:
         """Takes the next samples (float32, the model's rate); returns the
         partial transcript of everything so far."""
-        chunk = np.asarray(chunk, np.float32).reshape(-1)
-        self._samples = np.concatenate([self._samples, np.where(np.isfinite(chunk), chunk, 0.0)])
+        chunk = finite_samples(np.asarray(chunk, np.float32).reshape(-1))
+        self._samples = np.concatenate([self._samples, chunk])
         self._advance(final=False)
         return self.target_encoder.decode(self._search.best())
 

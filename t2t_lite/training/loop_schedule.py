@@ -1,14 +1,18 @@
-"""When the training loop logs, saves a checkpoint and evaluates.
+"""The training loop's controller: when it trains, logs, saves and evaluates.
 
-Each action runs every so many steps, counted from the step it last ran
-(T2T's `log_step_count_steps`, `save_checkpoints_steps` and the
-evaluation interval); a loop call runs up to `iterations_per_loop` steps but
-stops at the next action, so every action runs at its step.
+Model Garden's split (`orbit.Controller`): the trainer knows how to run
+steps, save and evaluate; `LoopSchedule.run` decides when. Each action runs
+every so many steps, counted from the step it last ran (T2T's
+`log_step_count_steps`, `save_checkpoints_steps` and the evaluation
+interval); a loop call runs up to `iterations_per_loop` steps but stops at
+the next action, so every action runs at its step; the end saves and
+evaluates unless that step just did.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 
 @dataclasses.dataclass
@@ -94,3 +98,39 @@ class LoopSchedule:
 
     def evaluate_due(self, step: int) -> bool:
         return self.evaluate is not None and self.evaluate.due(step)
+
+    def run(
+        self,
+        step: int,
+        train: Callable[[int], int],
+        log: Callable[[], None],
+        save: Callable[[], None],
+        evaluate: Callable[[], dict],
+    ) -> dict:
+        """Drives a run from `step` to `train_steps`.
+
+        Args:
+            step: the step the run starts at.
+            train: runs that many steps; returns the step reached.
+            log / save / evaluate: the actions, run when due.
+
+        Returns:
+            The last evaluation's results ({} when none ran).
+        """
+        results = {}
+        while step < self.train_steps:
+            step = train(self.loop_steps(step))
+            if self.log_due(step):
+                log()
+                self.log.ran(step)
+            if self.save.due(step):
+                save()
+                self.save.ran(step)
+            if self.evaluate_due(step):
+                results = evaluate()
+                self.evaluate.ran(step)
+        if self.save.last != step:
+            save()
+        if self.evaluate is not None and self.evaluate.last != step:
+            results = evaluate()
+        return results

@@ -301,26 +301,15 @@ class Trainer:
             evaluate_every=evaluate_every,
         )
         self._window.reset()
-        window_start = time.time()
-        eval_results = {}
-        while self.step < config.train_steps:
-            self._window.update(self._run_loop(iterator, schedule.loop_steps(self.step)))
-            if schedule.log_due(self.step):
-                self._log_window(time.time() - window_start)
-                self._window.reset()
-                window_start = time.time()
-                schedule.log.ran(self.step)
-            if schedule.save.due(self.step):
-                self.save()
-                schedule.save.ran(self.step)
-            if schedule.evaluate_due(self.step):
-                eval_results = self.evaluate()
-                schedule.evaluate.ran(self.step)
-        if schedule.save.last != self.step:
-            self.save()
-        if schedule.evaluate is not None and schedule.evaluate.last != self.step:
-            eval_results = self.evaluate()
-        return eval_results
+        self._window_start = time.time()
+
+        def train_steps(steps: int) -> int:
+            self._window.update(self._run_loop(iterator, steps))
+            return self.step
+
+        return schedule.run(
+            self.step, train_steps, log=self._log_window, save=self.save, evaluate=self.evaluate
+        )
 
     def _run_loop(self, iterator, steps: int) -> dict:
         """Runs `steps` training steps; returns their totals as numbers.
@@ -340,7 +329,9 @@ class Trainer:
             )
         return totals
 
-    def _log_window(self, seconds: float) -> None:
+    def _log_window(self) -> None:
+        """Logs the steps since the last progress line, then starts a new window."""
+        seconds = time.time() - self._window_start
         values = self._window.values(seconds, scheduled_learning_rate(self.optimizer))
         remaining = (self.config.train_steps - self.step) / values["steps_per_second"]
         throughput = (
@@ -364,6 +355,8 @@ class Trainer:
             f", {dropped} long examples dropped" if dropped else "",
         )
         self._summaries("train", values, self.step)
+        self._window.reset()
+        self._window_start = time.time()
 
     # -- evaluation -----------------------------------------------------------------
 

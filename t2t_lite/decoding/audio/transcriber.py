@@ -25,9 +25,9 @@ import dataclasses
 
 import tensorflow as tf
 
-from t2t_lite.data import audio_features, digital_silence
+from t2t_lite.data import audio_features
 from t2t_lite.data.feature_config import FeatureConfig
-from t2t_lite.data.speech_features import featurize_batch
+from t2t_lite.data.speech_features import clean_waveforms, featurize_batch
 from t2t_lite.decoding.audio.input_limits import segment_seconds
 from t2t_lite.decoding.audio.long_form import piece_starts, split_recordings
 from t2t_lite.decoding.decode_config import DecodeConfig, has_ctc_head
@@ -60,12 +60,11 @@ def piece_features(pieces, piece_lengths, hparams: HParams, decode_config: Decod
     """Waveform pieces -> model features (`featurize_batch`), a piece without
     speech given frame length 0 (it decodes to ""), and how many leading
     samples of each were exact zeros cut off (`digital_silence`)."""
-    # Cut here as featurize_batch cuts (it then finds nothing to cut), so the
-    # no-speech test below sees only each piece's sound.
-    cut, _ = digital_silence.sounding_span(pieces, piece_lengths)
-    pieces, piece_lengths = digital_silence.trim_digital_silence(pieces, piece_lengths)
+    # Cleaned here, once, so the no-speech test below sees only each piece's
+    # sound; the recordings' non-finite samples were zeroed before the split.
+    pieces, piece_lengths, cut = clean_waveforms(pieces, piece_lengths)
     config = FeatureConfig.from_hparams(hparams)
-    features, frame_lengths = featurize_batch(pieces, piece_lengths, config)
+    features, frame_lengths = featurize_batch(pieces, piece_lengths, config, cleaned=True)
     # No speech: a piece quieter than `silence_dbfs`, or shorter than one
     # frame's window (25 ms holds no word). Frame length 0 decodes to "".
     silent = audio_features.level_dbfs(pieces, piece_lengths) < decode_config.silence_dbfs

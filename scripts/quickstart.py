@@ -28,7 +28,8 @@ HPARAMS_SET = "transformer_speech_small"
 
 
 def _start(title: str, command: list[str]) -> subprocess.Popen:
-    print(f"\n=== {title}: {' '.join(command)}", flush=True)
+    # One argument per line: with long paths a command passes any screen's width.
+    print(f"\n=== {title}: " + " \\\n      ".join(command), flush=True)
     return subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
     )

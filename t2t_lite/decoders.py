@@ -4,9 +4,9 @@
 the one place that asks; the decoder command then runs any of them alike:
 
     kind = decoder_for(problem)
-    kind.check_lines(problem, data_dir, hparams, lines, path)   # before the model loads
+    checked = kind.check_lines(problem, data_dir, hparams, lines, path)  # before the model loads
     decoder = kind(model, hparams, problem, data_dir, decode_config)
-    results = [r for batch in decoder.line_batches(lines) for r in decoder.decode(batch)]
+    results = [r for batch in decoder.line_batches(checked) for r in decoder.decode(batch)]
 
 - `TextDecoder`: text lines or a text split, through `BatchDecoder`'s
   search (beam, greedy).
@@ -77,7 +77,7 @@ class TextDecoder:
         """Encodes the lines as the SavedModel checks them (vocabulary, length).
 
         Returns:
-            Their ids, one array per non-blank line.
+            Their ids, one array per non-blank line: what `line_batches` takes.
 
         Raises:
             InputListError: a bad line, named by its number.
@@ -85,8 +85,8 @@ class TextDecoder:
         encoder = problem.feature_encoders(data_dir)["inputs"]
         return encode_text_lines(encoder, lines, path, max_input_tokens(hparams))
 
-    def line_batches(self, lines: list[str], path: str = "") -> Iterator[InputBatch]:
-        encoded = self.check_lines(self._problem, self._data_dir, self._hparams, lines, path)
+    def line_batches(self, encoded: list[np.ndarray]) -> Iterator[InputBatch]:
+        """Batches of the ids `check_lines` made (encoded once, before the model loaded)."""
         for features in text_batches(encoded, self.config.batch_size):
             yield InputBatch(features)
 
@@ -153,11 +153,11 @@ class SpeechDecoder:
 
     @staticmethod
     def check_lines(problem, data_dir, hparams: HParams, lines: list[str], path: str):
-        """Nothing to check before the model loads: files are read when decoded."""
-        return None
+        """The audio paths (the non-blank lines): files are read when decoded."""
+        return [line for line in lines if line]
 
-    def line_batches(self, lines: list[str], path: str = "") -> Iterator[InputBatch]:
-        """Each audio file of `lines` read (any rate, mono or not) before any
+    def line_batches(self, paths: list[str]) -> Iterator[InputBatch]:
+        """Each audio file of `paths` read (any rate, mono or not) before any
         is decoded, so a missing or undecodable file fails first, naming it.
         A file with no samples, or only NaN samples, decodes to "" as the
         SavedModel decodes such a request.
@@ -165,7 +165,6 @@ class SpeechDecoder:
         Raises:
             AudioError: a file cannot be read.
         """
-        paths = [line for line in lines if line]
         waveforms = [read_audio(p, strict=False) for p in paths]
         self._soundless += sum(not np.any(waveform) for waveform in waveforms)
         for start, (batch, lengths) in zip(

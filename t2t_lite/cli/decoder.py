@@ -135,8 +135,9 @@ def _decoded(decoder, batches) -> list[Decoded]:
     return [result for batch in batches for result in decoder.decode(batch)]
 
 
-def _decode_file(decoder, lines: list[str], target: str) -> str:
-    decoded = iter(_decoded(decoder, decoder.line_batches(lines, FLAGS.decode_from_file)))
+def _decode_file(decoder, lines: list[str], checked: list, target: str) -> str:
+    """Decodes the non-blank `lines` (`checked`: as `check_lines` returned them)."""
+    decoded = iter(_decoded(decoder, decoder.line_batches(checked)))
     decoded = [next(decoded) if line else BLANK for line in lines]  # blank stays blank
     write_atomically(target, "\n".join(_lines_out(decoded, decoder.config.return_beams)) + "\n")
     extra = ""
@@ -244,7 +245,9 @@ def main(argv: list[str]) -> int:
         )
     if lines:
         try:  # a bad line fails before the model loads
-            kind.check_lines(problem, data_dir, settings.hparams, lines, FLAGS.decode_from_file)
+            checked = kind.check_lines(
+                problem, data_dir, settings.hparams, lines, FLAGS.decode_from_file
+            )
         except InputListError as error:
             raise common.CliError(str(error)) from error
     split = None if lines else _default_split(problem, data_dir)
@@ -261,7 +264,7 @@ def main(argv: list[str]) -> int:
         raise common.CliError(str(error)) from error
     try:
         if lines:
-            message = _decode_file(decoder, lines, target)
+            message = _decode_file(decoder, lines, checked, target)
         else:
             message = _decode_split(settings, decoder, split, target)
         message += _streaming_report(decoder, target)

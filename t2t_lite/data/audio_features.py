@@ -244,8 +244,8 @@ def level_dbfs(waveforms, lengths) -> tf.Tensor:
     """RMS level of each waveform's real samples in dB full scale (-inf for none).
 
     Args:
-        waveforms: float `[batch, samples]` in [-1, 1]; non-finite samples
-            count as 0 (`zero_non_finite`: read as silence, not as loud).
+        waveforms: float `[batch, samples]` in [-1, 1], finite (audio is
+            cleaned where it enters: `zero_non_finite`).
         lengths: int `[batch]` real samples per row.
 
     Returns:
@@ -257,7 +257,7 @@ def level_dbfs(waveforms, lengths) -> tf.Tensor:
     level_dbfs(tf.zeros([1, 16000]), [16000])  # [-inf]
     ```
     """
-    waveforms = zero_non_finite(waveforms)
+    waveforms = tf.cast(waveforms, tf.float32)
     mask = tf.sequence_mask(lengths, tf.shape(waveforms)[1], tf.float32)
     energy = tf.reduce_sum(tf.square(waveforms) * mask, axis=1)
     mean = energy / tf.maximum(tf.reduce_sum(mask, axis=1), 1.0)

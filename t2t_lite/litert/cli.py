@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             print(flush=True)
             failed += 1
             continue
-        print(transcriber.transcribe(waveform)[0], flush=True)
+        print(transcriber.transcribe(waveform).text, flush=True)
     if failed:
         print(
             f"t2t-lite-tflite-transcribe: {failed} of {len(args.audio)} files could not be "

@@ -1,7 +1,8 @@
 """Runs a text model's on-device export (ids in, ids out), importing no TensorFlow.
 
     model = LiteRtTextModel("export_dir")
-    text, score = model.decode([5, 7, 9])  # the input encoder's ids, no EOS
+    decoded = model.decode([5, 7, 9])  # the input encoder's ids, no EOS
+    decoded.text, decoded.score  # the decoder's result type
 
 The input is token ids, as the problem's input encoder makes them (the
 export carries the target vocabulary only): EOS is appended and the row
@@ -14,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from t2t_lite.data.reserved_ids import EOS_ID
+from t2t_lite.decoding.result import Decoded
 from t2t_lite.litert.exported_model import ExportedModel
 
 
@@ -47,7 +49,7 @@ class LiteRtTextModel(ExportedModel):
         inputs[0, : len(row)] = row
         return self.run(inputs)
 
-    def decode(self, input_ids) -> tuple[str, float]:
-        """The text of the best hypothesis for `input_ids`, and its score."""
+    def decode(self, input_ids) -> Decoded:
+        """The best hypothesis for `input_ids`: its text and score."""
         ids, score = self.ids(input_ids)
-        return self.vocabulary.decode(ids), score
+        return Decoded(beams=(self.vocabulary.decode(ids),), scores=(score,))

@@ -1,14 +1,17 @@
 """Transcribes audio with an on-device export, importing no TensorFlow.
 
     transcriber = LiteRtTranscriber("export_dir", num_threads=1)
-    text, score = transcriber.transcribe(waveform)  # float32 samples at its rate
+    decoded = transcriber.transcribe(waveform)  # float32 samples at its rate
+    decoded.text, decoded.score
 
 Only LiteRT's interpreter (`ai_edge_litert`), NumPy and, for files,
 soundfile are needed: what a phone, a board or a slim container carries.
 A recording longer than the model's input is split at pauses by the
 long-form rules (`decoding.audio.pause_split`, the SavedModel's rules in NumPy)
 and each recording's text is its pieces' texts joined with spaces, as the
-SavedModel joins them.
+SavedModel joins them. The result is the decoder's `Decoded` (one best
+beam; no word times: the export has no CTC alignment), so code written
+against `t2t-lite-decoder`'s results reads these too.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import numpy as np
 
 from t2t_lite.data.audio_io import finite_samples
 from t2t_lite.decoding.audio.pause_split import numpy_piece_ends
+from t2t_lite.decoding.result import Decoded
 from t2t_lite.litert.exported_model import ExportedModel
 
 
@@ -64,12 +68,12 @@ class LiteRtTranscriber(ExportedModel):
         ends = numpy_piece_ends(waveform, self.sample_rate, self.segment_seconds)
         return np.split(waveform, ends[:-1])
 
-    def transcribe(self, waveform: np.ndarray) -> tuple[str, float]:
-        """The text of one recording of any length, and its score (a split
-        recording's is the sum over its pieces, as the SavedModel's)."""
+    def transcribe(self, waveform: np.ndarray) -> Decoded:
+        """One recording of any length: its text and score (a split
+        recording's score is the sum over its pieces, as the SavedModel's)."""
         texts, score = [], 0.0
         for piece in self.pieces(waveform):
             ids, piece_score = self.ids(piece)
             texts.append(self.vocabulary.decode(ids))
             score += piece_score
-        return " ".join(text for text in texts if text), score
+        return Decoded(beams=(" ".join(text for text in texts if text),), scores=(score,))

@@ -37,6 +37,7 @@ import tempfile
 import tensorflow as tf
 from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
+from t2t_lite.data.audio_features import zero_non_finite
 from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.speech_features import num_frames
 from t2t_lite.decoding.audio.input_limits import max_input_tokens, segment_seconds
@@ -60,7 +61,7 @@ def transcribe_function(model, hparams: HParams, decode_config: DecodeConfig, ma
 
     @tf.function(input_signature=[tf.TensorSpec([1, max_samples], tf.float32, name="waveform")])
     def transcribe(waveform):
-        waveform = tf.where(tf.math.is_finite(waveform), waveform, 0.0)
+        waveform = zero_non_finite(waveform)
         features, _ = piece_features(waveform, tf.constant([max_samples]), hparams, decode_config)
         inputs = features["inputs"]  # [1, <= frames, bins, channels]: static from here on
         inputs = tf.pad(inputs, [[0, 0], [0, frames - tf.shape(inputs)[1]], [0, 0], [0, 0]])

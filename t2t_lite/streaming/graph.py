@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from t2t_lite.data.audio_features import zero_non_finite
 from t2t_lite.decoding.audio.transcriber import piece_features
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
@@ -155,7 +156,7 @@ class StreamingGraph:
 
     def step(self, waveform, state: dict) -> tuple[tf.Tensor, dict]:
         """`(partial ids [1, frames], state)` after `waveform` `[1, samples]`."""
-        waveform = tf.where(tf.math.is_finite(waveform), waveform, 0.0)
+        waveform = zero_non_finite(waveform)  # where a client's audio enters
         state = dict(state, samples=tf.concat([state["samples"], waveform], axis=1))
         state = self._advance(state, final=False)
         memory, frames = self._nonempty(state["memory"])

@@ -3,10 +3,16 @@ T2T's teacher-forced evaluation metrics.
 
 They accumulate in float64 on the host, from values the training loop or an
 evaluation batch has already summed, so a long window or evaluation adds
-many numbers without float32 rounding.
+many numbers without float32 rounding. What the loop hands over
+(`LoopTotals`) and what a window reports (`WindowStats`) are typed, as
+Model Garden's task hands its metrics to the controller that logs them; the
+evaluation's results stay keyed by T2T's metric names, the names
+`eval_results.jsonl` and TensorBoard show.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import keras
 import tensorflow as tf
@@ -46,34 +52,117 @@ class RatioOfSums(keras.metrics.Metric):
         return self.numerator / ops.maximum(self.denominator, 1.0)
 
 
+@dataclasses.dataclass(frozen=True)
+class LoopTotals:
+    """One call of the training loop (`train_step.make_train_loop`), as numbers.
+
+    Attributes:
+        steps: steps run.
+        loss: the sum of their losses (each a per-token mean).
+        grad_norm: the last step's gradient norm.
+        examples: examples trained.
+        target_tokens: non-padding target tokens trained.
+        audio_seconds: seconds of audio trained (None: text inputs).
+        bad_step: the index of the first step whose loss was NaN/Inf, or -1.
+    """
+
+    steps: int
+    loss: float
+    grad_norm: float
+    examples: float
+    target_tokens: float
+    audio_seconds: float | None = None
+    bad_step: int = -1
+
+    @classmethod
+    def from_loop(cls, totals: dict) -> LoopTotals:
+        """From the loop's dict of tensors (a `tf.function` returns a dict)."""
+        audio = totals.get("audio_seconds")
+        return cls(
+            steps=int(totals["steps"]),
+            loss=float(totals["loss"]),
+            grad_norm=float(totals["grad_norm"]),
+            examples=float(totals["examples"]),
+            target_tokens=float(totals["target_tokens"]),
+            audio_seconds=None if audio is None else float(audio),
+            bad_step=int(totals["bad_step"]),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class WindowStats:
+    """The training statistics of one progress window (rates per second).
+
+    `summaries()` names them for TensorBoard; `progress(...)` is the log line.
+    """
+
+    loss: float
+    learning_rate: float
+    grad_norm: float
+    steps_per_second: float
+    examples_per_second: float
+    target_tokens_per_second: float
+    audio_seconds_per_second: float | None = None  # None: text inputs
+
+    def summaries(self) -> dict[str, float]:
+        """Each statistic under its own name (the ones there are)."""
+        values = dataclasses.asdict(self)
+        return {name: value for name, value in values.items() if value is not None}
+
+    def progress(self, step: int, train_steps: int, remaining: str, dropped: int) -> str:
+        """The trainer's progress line for `step` of `train_steps`.
+
+        Args:
+            step: the step reached.
+            train_steps: the run's last step.
+            remaining: the time left, formatted.
+            dropped: long examples the input pipeline dropped so far.
+        """
+        throughput = (
+            f"{self.audio_seconds_per_second:.1f} audio-s/s"
+            if self.audio_seconds_per_second is not None
+            else f"{self.target_tokens_per_second:.0f} tokens/s"
+        )
+        return (
+            f"step {step}/{train_steps}: loss {self.loss:.4f}, lr {self.learning_rate:.3g}, "
+            f"grad_norm {self.grad_norm:.3g}, {self.steps_per_second:.2f} steps/s, "
+            f"{self.examples_per_second:.1f} examples/s, {throughput}, ETA {remaining}"
+            + (f", {dropped} long examples dropped" if dropped else "")
+        )
+
+
 class TrainingWindow:
     """What the training loop ran since the last progress line.
 
-    `update` takes each loop call's totals (`train_step.make_train_loop`);
-    `values(seconds, learning_rate)` gives the logged statistics, under the
-    names TensorBoard and the log show.
+    `update` takes each loop call's `LoopTotals`; `stats(seconds,
+    learning_rate)` gives the window's `WindowStats`.
 
     Example:
     >>> window = TrainingWindow()
-    >>> window.update({"steps": 4, "loss": 8.0, "grad_norm": 0.5, "examples": 40.0,
-    ...                "target_tokens": 400.0, "bad_step": -1})
-    >>> values = window.values(seconds=2.0, learning_rate=0.1)
-    >>> values["loss"], values["steps_per_second"], values["target_tokens_per_second"]
+    >>> window.update(LoopTotals(steps=4, loss=8.0, grad_norm=0.5, examples=40.0,
+    ...                          target_tokens=400.0))
+    >>> stats = window.stats(seconds=2.0, learning_rate=0.1)
+    >>> stats.loss, stats.steps_per_second, stats.target_tokens_per_second
     (2.0, 2.0, 200.0)
     """
-
-    # The summed statistics, besides the loss (a mean per step).
-    SUMMED = ("examples", "target_tokens", "audio_seconds")
 
     def __init__(self):
         self.loss = RatioOfSums("loss")  # mean loss per step
         self.steps = keras.metrics.Sum("steps", dtype="float64")
-        self.sums = {name: keras.metrics.Sum(name, dtype="float64") for name in self.SUMMED}
+        self.examples = keras.metrics.Sum("examples", dtype="float64")
+        self.target_tokens = keras.metrics.Sum("target_tokens", dtype="float64")
+        self.audio_seconds = keras.metrics.Sum("audio_seconds", dtype="float64")
         self.grad_norm = 0.0  # the last step's, not a mean
         self.has_audio = False
 
     def reset(self) -> None:
-        for metric in (self.loss, self.steps, *self.sums.values()):
+        for metric in (
+            self.loss,
+            self.steps,
+            self.examples,
+            self.target_tokens,
+            self.audio_seconds,
+        ):
             metric.reset_state()
         self.grad_norm = 0.0
         self.has_audio = False
@@ -82,32 +171,31 @@ class TrainingWindow:
     def step_count(self) -> int:
         return int(self.steps.result())
 
-    def update(self, totals: dict) -> None:
-        """Adds one loop call's totals (numbers: `steps`, sums, the last `grad_norm`)."""
-        self.loss.update_state(totals["loss"], totals["steps"])
-        self.steps.update_state(totals["steps"])
-        for name in self.SUMMED:
-            if name in totals:
-                self.sums[name].update_state(totals[name])
-        self.has_audio = self.has_audio or "audio_seconds" in totals
-        self.grad_norm = float(totals["grad_norm"])
+    def update(self, totals: LoopTotals) -> None:
+        """Adds one loop call's totals."""
+        self.loss.update_state(totals.loss, totals.steps)
+        self.steps.update_state(totals.steps)
+        self.examples.update_state(totals.examples)
+        self.target_tokens.update_state(totals.target_tokens)
+        if totals.audio_seconds is not None:
+            self.audio_seconds.update_state(totals.audio_seconds)
+            self.has_audio = True
+        self.grad_norm = totals.grad_norm
 
-    def values(self, seconds: float, learning_rate: float) -> dict[str, float]:
+    def stats(self, seconds: float, learning_rate: float) -> WindowStats:
         """The window's statistics, per second of its `seconds` where a rate."""
         seconds = max(seconds, 1e-9)
-        values = {
-            "loss": float(self.loss.result()),
-            "learning_rate": learning_rate,
-            "grad_norm": self.grad_norm,
-            "steps_per_second": max(self.step_count, 1) / seconds,
-            "examples_per_second": float(self.sums["examples"].result()) / seconds,
-            "target_tokens_per_second": float(self.sums["target_tokens"].result()) / seconds,
-        }
-        if self.has_audio:
-            values["audio_seconds_per_second"] = (
-                float(self.sums["audio_seconds"].result()) / seconds
-            )
-        return values
+        return WindowStats(
+            loss=float(self.loss.result()),
+            learning_rate=learning_rate,
+            grad_norm=self.grad_norm,
+            steps_per_second=max(self.step_count, 1) / seconds,
+            examples_per_second=float(self.examples.result()) / seconds,
+            target_tokens_per_second=float(self.target_tokens.result()) / seconds,
+            audio_seconds_per_second=(
+                float(self.audio_seconds.result()) / seconds if self.has_audio else None
+            ),
+        )
 
 
 def teacher_forced_sums(model: keras.Model, label_smoothing: float):

@@ -38,7 +38,12 @@ from t2t_lite.hparam import HParams
 from t2t_lite.models.checkpointable import model_weights
 from t2t_lite.training import strategy as strategies
 from t2t_lite.training.loop_schedule import LoopSchedule
-from t2t_lite.training.metrics import TeacherForcedMetrics, TrainingWindow, teacher_forced_sums
+from t2t_lite.training.metrics import (
+    LoopTotals,
+    TeacherForcedMetrics,
+    TrainingWindow,
+    teacher_forced_sums,
+)
 from t2t_lite.training.optimizers import batch_counter, scheduled_learning_rate
 from t2t_lite.training.train_step import StepSettings, make_replica_step, make_train_loop
 
@@ -311,20 +316,19 @@ class Trainer:
             self.step, train_steps, log=self._log_window, save=self.save, evaluate=self.evaluate
         )
 
-    def _run_loop(self, iterator, steps: int) -> dict:
-        """Runs `steps` training steps; returns their totals as numbers.
+    def _run_loop(self, iterator, steps: int) -> LoopTotals:
+        """Runs `steps` training steps; returns their totals.
 
         Raises:
             TrainingError: a step's loss was NaN or Inf (nothing is saved).
         """
         start_step = self.step
-        totals = self._train_loop(iterator, tf.constant(steps))
-        totals = {name: value.numpy() for name, value in totals.items()}
-        if totals["bad_step"] >= 0:
-            bad = start_step + int(totals["bad_step"]) + 1
+        totals = LoopTotals.from_loop(self._train_loop(iterator, tf.constant(steps)))
+        if totals.bad_step >= 0:
+            bad = start_step + totals.bad_step + 1
             kept = self.manager.latest_checkpoint or "none yet"
             raise TrainingError(
-                f"the loss became {totals['loss']} at step {bad}; training stopped. "
+                f"the loss became {totals.loss} at step {bad}; training stopped. "
                 f"The last good checkpoint is kept: {kept}."
             )
         return totals
@@ -332,29 +336,16 @@ class Trainer:
     def _log_window(self) -> None:
         """Logs the steps since the last progress line, then starts a new window."""
         seconds = time.time() - self._window_start
-        values = self._window.values(seconds, scheduled_learning_rate(self.optimizer))
-        remaining = (self.config.train_steps - self.step) / values["steps_per_second"]
-        throughput = (
-            f"{values['audio_seconds_per_second']:.1f} audio-s/s"
-            if "audio_seconds_per_second" in values
-            else f"{values['target_tokens_per_second']:.0f} tokens/s"
-        )
-        dropped = self.drop_counter.total()
-        logging.info(
-            "step %d/%d: loss %.4f, lr %.3g, grad_norm %.3g, %.2f steps/s, %.1f examples/s, "
-            "%s, ETA %s%s",
+        stats = self._window.stats(seconds, scheduled_learning_rate(self.optimizer))
+        remaining = (self.config.train_steps - self.step) / stats.steps_per_second
+        line = stats.progress(
             self.step,
             self.config.train_steps,
-            values["loss"],
-            values["learning_rate"],
-            values["grad_norm"],
-            values["steps_per_second"],
-            values["examples_per_second"],
-            throughput,
             _format_duration(remaining),
-            f", {dropped} long examples dropped" if dropped else "",
+            self.drop_counter.total(),
         )
-        self._summaries("train", values, self.step)
+        logging.info("%s", line)
+        self._summaries("train", stats.summaries(), self.step)
         self._window.reset()
         self._window_start = time.time()
 

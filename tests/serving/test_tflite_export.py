@@ -46,7 +46,7 @@ SPEECH_RUNNER = textwrap.dedent(
     transcriber = LiteRtTranscriber(sys.argv[1])
     waves = np.load(sys.argv[2])
     lengths = np.load(sys.argv[3])
-    print(json.dumps([transcriber.transcribe(w[:n])[0] for w, n in zip(waves, lengths)]))
+    print(json.dumps([transcriber.transcribe(w[:n]).text for w, n in zip(waves, lengths)]))
     assert "tensorflow" not in sys.modules
     """
 )
@@ -146,7 +146,7 @@ def test_one_piece_too_long_is_refused_and_a_recording_is_split(speech_run, tmp_
     long = tone_and_noise()["hi"][:12000]
     lengths = [len(piece) for piece in transcriber.pieces(long)]
     assert len(lengths) == 2 and sum(lengths) == 12000 and max(lengths) <= 8159
-    assert isinstance(transcriber.transcribe(long)[0], str)
+    assert isinstance(transcriber.transcribe(long).text, str)
 
 
 def test_exporter_and_runner_commands_transcribe_a_wav_without_tensorflow(
@@ -166,7 +166,7 @@ def test_exporter_and_runner_commands_transcribe_a_wav_without_tensorflow(
     assert len(LiteRtTranscriber(str(export_dir)).pieces(wave)) == 2
     wav = tmp_path / "clip.wav"
     soundfile.write(wav, wave, 16000)
-    expected = LiteRtTranscriber(str(export_dir)).transcribe(wave)[0]
+    expected = LiteRtTranscriber(str(export_dir)).transcribe(wave).text
     runner = shutil.which("t2t-lite-tflite-transcribe")
     done = run_command(sys.executable, "-c", BLOCK_TENSORFLOW, runner, export_dir, wav, wav)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -177,7 +177,7 @@ def test_exporter_and_runner_commands_transcribe_a_wav_without_tensorflow(
     # recording's transcript.
     stereo = tmp_path / "44k_stereo.wav"
     soundfile.write(stereo, np.stack([read_audio(wav, 44100)] * 2, axis=1), 44100)
-    assert LiteRtTranscriber(str(export_dir)).transcribe(read_audio(stereo))[0] == expected
+    assert LiteRtTranscriber(str(export_dir)).transcribe(read_audio(stereo)).text == expected
     # A bad file is one line on stderr and a blank line; the rest are transcribed.
     missing = tmp_path / "missing.wav"
     mixed = run_command(

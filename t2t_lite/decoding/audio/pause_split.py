@@ -74,18 +74,9 @@ def numpy_piece_ends(
     min_pause_seconds: float = MIN_PAUSE_SECONDS,
     pause_db: float = PAUSE_DB,
 ) -> np.ndarray:
-    """Where each piece of one recording ends, in samples (the last is its length).
-
-    Args:
-        waveform: float `[samples]`, the whole recording.
-        sample_rate: samples per second.
-        segment_seconds: the longest piece.
-        min_pause_seconds: the shortest pause that separates pieces.
-        pause_db: how far below the speech level a pause frame is.
-
-    Returns:
-        int `[pieces]`, ascending; `[samples]` for a recording that fits.
-    """
+    """`long_form.piece_ends` in NumPy, for a whole recording `waveform`
+    (float `[samples]`, no padding): the same arguments after it, the same
+    ends, an int array `[pieces]` whose last is `waveform.size`."""
     waveform = np.asarray(waveform, np.float32).reshape(-1)
     hop, max_frames, min_pause_frames = frame_sizes(sample_rate, segment_seconds, min_pause_seconds)
     num_frames = waveform.size // hop

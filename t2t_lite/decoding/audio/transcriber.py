@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from t2t_lite.data import audio_features
 from t2t_lite.data.feature_config import FeatureConfig
-from t2t_lite.data.speech_features import clean_waveforms, featurize_batch
+from t2t_lite.data.speech_features import featurize_batch, trim_edges
 from t2t_lite.decoding.audio.input_limits import segment_seconds
 from t2t_lite.decoding.audio.long_form import piece_starts, split_recordings
 from t2t_lite.decoding.decode_config import DecodeConfig, has_ctc_head
@@ -59,10 +59,15 @@ def _pieces(waveforms, lengths, hparams: HParams, decode_config: DecodeConfig):
 def piece_features(pieces, piece_lengths, hparams: HParams, decode_config: DecodeConfig):
     """Waveform pieces -> model features (`featurize_batch`), a piece without
     speech given frame length 0 (it decodes to ""), and how many leading
-    samples of each were exact zeros cut off (`digital_silence`)."""
-    # Cleaned here, once, so the no-speech test below sees only each piece's
-    # sound; the recordings' non-finite samples were zeroed before the split.
-    pieces, piece_lengths, cut = clean_waveforms(pieces, piece_lengths)
+    samples of each were exact zeros cut off (`digital_silence`).
+
+    The pieces' samples are finite: every caller zeroes the non-finite ones
+    where the audio enters (`audio_features.zero_non_finite`), before the
+    split at pauses, which measures levels.
+    """
+    # Each piece's edges are cut here, so the no-speech test below sees only
+    # its sound.
+    pieces, piece_lengths, cut = trim_edges(pieces, piece_lengths)
     config = FeatureConfig.from_hparams(hparams)
     features, frame_lengths = featurize_batch(pieces, piece_lengths, config, cleaned=True)
     # No speech: a piece quieter than `silence_dbfs`, or shorter than one

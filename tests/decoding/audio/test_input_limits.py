@@ -1,5 +1,6 @@
 """The input-limit rule: how long an input a model takes, and how long a piece is."""
 
+from t2t_lite.data.feature_config import AUDIO_HPARAMS
 from t2t_lite.decoding.audio.input_limits import (
     DEFAULT_MAX_INPUT_FRAMES,
     input_tokens,
@@ -12,14 +13,7 @@ from t2t_lite.hparam import HParams
 
 
 def test_input_limits_follow_the_training_limits():
-    speech = HParams(
-        max_input_seq_length=0,
-        max_length=0,
-        audio_num_mel_bins=80,
-        audio_frame_step=10.0,
-        audio_sample_rate=16000,
-        audio_preemphasis=0.97,
-    )
+    speech = HParams(max_input_seq_length=0, max_length=0, **AUDIO_HPARAMS)  # 80 bins, 10 ms
     assert max_input_frames(speech) == DEFAULT_MAX_INPUT_FRAMES
     speech.max_length = 1650 * 80  # T2T's frames x mel bins
     assert max_input_frames(speech) == 1650

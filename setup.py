@@ -47,6 +47,8 @@ setup(
         # prepares, but does not install it (tests/data/test_download.py).
         "importlib_resources>=5",
         "numpy>=1.26",
+        # t2t-lite-serve's HTTP server (t2t_lite/server/).
+        "aiohttp>=3.9",
     ],
     extras_require={
         "audio": [
@@ -93,6 +95,7 @@ setup(
             "t2t-lite-exporter=t2t_lite.cli.exporter:run",
             "t2t-lite-avg-checkpoints=t2t_lite.cli.avg_checkpoints:run",
             "t2t-lite-tflite-transcribe=t2t_lite.litert.cli:run",
+            "t2t-lite-serve=t2t_lite.cli.serve:run",
         ]
     },
 )

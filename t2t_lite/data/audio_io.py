@@ -12,6 +12,7 @@ Tensor2Tensor's `AudioEncoder` does, so a 16-bit file survives
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import uuid
@@ -177,8 +178,27 @@ def read_audio(
         raise AudioError(f"Audio file {path!r} does not exist or is not a file.")
     if os.path.getsize(path) == 0:
         raise AudioError(f"Audio file {path!r} is empty (0 bytes).")
+    return _decode(path, f"Audio file {path!r}", sample_rate, strict)
+
+
+def read_audio_bytes(
+    data: bytes, name: str, sample_rate: int = SAMPLE_RATE, strict: bool = False
+) -> np.ndarray:
+    """`read_audio` of a file's bytes (an upload), `name` naming it in errors.
+
+    Example:
+      >>> read_audio_bytes(b"RIFF", "the request body")  # doctest: +SKIP
+      AudioError: the request body could not be decoded as FLAC or WAV (...).
+    """
+    if not data:
+        raise AudioError(f"{name} is empty (0 bytes).")
+    return _decode(io.BytesIO(data), name, sample_rate, strict)
+
+
+def _decode(source, name: str, sample_rate: int, strict: bool) -> np.ndarray:
+    """`read_audio`'s decoding of a path or a file object; `name` starts its errors."""
     try:
-        with soundfile.SoundFile(path) as audio_file:
+        with soundfile.SoundFile(source) as audio_file:
             file_rate = audio_file.samplerate
             # 16-bit PCM goes through from_int16_pcm so it round-trips exactly.
             if audio_file.subtype == "PCM_16":
@@ -187,18 +207,30 @@ def read_audio(
                 samples = audio_file.read(dtype="float32", always_2d=True)
     except (soundfile.LibsndfileError, RuntimeError, OSError) as error:
         raise AudioError(
-            f"Audio file {path!r} could not be decoded as FLAC or WAV ({_describe(error)})."
+            f"{name} could not be decoded as FLAC or WAV ({_describe(error)})."
         ) from error
+    return to_mono(samples, file_rate, sample_rate, name, strict)
+
+
+def to_mono(
+    samples: np.ndarray, rate: int, sample_rate: int, name: str, strict: bool = False
+) -> np.ndarray:
+    """`[frames, channels]` float samples at `rate` -> float32 mono at
+    `sample_rate` in [-1, 1] (`read_audio`'s rules for empty and non-finite).
+
+    Raises:
+      AudioError: (if `strict`) no samples, or NaN/infinite samples.
+    """
     if samples.shape[0] == 0:
         if strict:
-            raise AudioError(f"Audio file {path!r} contains no audio samples.")
+            raise AudioError(f"{name} contains no audio samples.")
         return np.zeros(0, np.float32)
     if not np.all(np.isfinite(samples)):
         if strict:
-            raise AudioError(f"Audio file {path!r} contains NaN or infinite samples.")
+            raise AudioError(f"{name} contains NaN or infinite samples.")
         samples = finite_samples(samples)
     mono = samples.mean(axis=1, dtype=np.float32)
-    mono = resample(mono, file_rate, sample_rate)
+    mono = resample(mono, rate, sample_rate)
     # Resampling can overshoot full scale slightly (Gibbs ringing).
     return np.clip(mono, -1.0, 1.0)
 

@@ -25,6 +25,7 @@ import time
 
 import tensorflow as tf
 
+from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.text_encoders import SentencePieceEncoder, TextEncoder
 from t2t_lite.decoding.checkpoints import trained_model
@@ -219,6 +220,8 @@ def export_run(
         "decode_hparams": module.decode_settings,
         "max_decode_length": module.max_decode_length,
     }
+    if problem.input_modality == "speech":  # what a server resamples requests to
+        metadata["sample_rate"] = FeatureConfig.from_hparams(run.hparams).sample_rate
     for name in ("max_input_frames", "segment_seconds", "max_input_tokens", "stream_chunk_frames"):
         if hasattr(module, name):
             metadata[name] = getattr(module, name)

@@ -46,6 +46,17 @@ class Run:
     export_path: str = ""
 
 
+def export_version(run: Run, export_dir: str, version: int) -> Run:
+    """A copy of `run` with `export_path`: the run exported as `version`."""
+    from t2t_lite.serving import export
+
+    trained = export.TrainedRun(run.output_dir, run.problem, run_dir.load_hparams(run.output_dir))
+    path = export.export_run(
+        trained, export_dir, DecodeConfig.parse(run_decode_hparams(run)), version=version
+    )
+    return dataclasses.replace(run, export_path=path)
+
+
 def tone_and_noise() -> dict[str, np.ndarray]:
     time = np.arange(SAMPLE_RATE, dtype=np.float32) / SAMPLE_RATE
     tone = 0.5 * np.sin(2 * np.pi * 440.0 * time)

@@ -10,7 +10,6 @@ model on algorithmic_reverse_binary40.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -40,9 +39,9 @@ from tests.helpers import (
 from tests.serving.runs import (
     SAMPLE_RATE,
     Run,
+    export_version,
     pad_rows,
     reference_decode,
-    run_decode_hparams,
     speech_features,
     text_features,
     tone_and_noise,
@@ -54,15 +53,6 @@ FLACS = [
     "train-clean-100/1034/121119/1034-121119-0046.flac",  # 2.46 s
     "test-other/2033/164915/2033-164915-0001.flac",  # 8.94 s: over-long
 ]
-
-
-def export_version(run: Run, export_dir: str, version: int) -> Run:
-    """A copy of `run` with `export_path`: the run exported as `version`."""
-    trained = export.TrainedRun(run.output_dir, run.problem, run_dir.load_hparams(run.output_dir))
-    path = export.export_run(
-        trained, export_dir, DecodeConfig.parse(run_decode_hparams(run)), version=version
-    )
-    return dataclasses.replace(run, export_path=path)
 
 
 @pytest.fixture(scope="module")

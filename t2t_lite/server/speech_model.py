@@ -1,0 +1,120 @@
+"""A speech SavedModel, loaded once, transcribing batches of waveforms.
+
+    model = ExportedSpeechModel("/exports/asr")   # its newest version
+    model.transcribe([waveform_a, waveform_b])     # float32 mono at model.sample_rate
+    # -> [Transcript(text=..., score=..., words=(TimedWord, ...)), ...]
+
+It calls the export's `transcribe_timed` signature where there is one (a
+model with a CTC head: words with times and confidence), else
+`serving_default`: the graph t2t-lite-decoder runs, so the server gives the
+decoder's transcripts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from t2t_lite.data.audio_io import SAMPLE_RATE
+from t2t_lite.decoding.timing.subtitles import TimedWord
+from t2t_lite.serving.export import METADATA_FILE
+
+TIMED_SIGNATURE = "transcribe_timed"
+
+
+class ExportNotFoundError(ValueError):
+    """No loadable speech SavedModel where one was named."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Transcript:
+    """One recording's transcript: text, score, timed words (None: no CTC head)."""
+
+    text: str
+    score: float
+    words: tuple[TimedWord, ...] | None
+
+
+def newest_version(export_dir: str) -> str:
+    """The newest numeric version directory under `export_dir` (TF Serving's
+    model base path), or `export_dir` itself when it is a version.
+
+    Raises:
+        ExportNotFoundError: neither holds a saved_model.pb.
+    """
+    if os.path.isfile(os.path.join(export_dir, "saved_model.pb")):
+        return export_dir
+    versions = []
+    if os.path.isdir(export_dir):
+        versions = sorted(
+            (int(name) for name in os.listdir(export_dir) if name.isdigit()), reverse=True
+        )
+    for version in versions:
+        path = os.path.join(export_dir, str(version))
+        if os.path.isfile(os.path.join(path, "saved_model.pb")):
+            return path
+    raise ExportNotFoundError(
+        f"{export_dir} holds no SavedModel (no saved_model.pb in it or in a numbered "
+        "version under it); pass what t2t-lite-exporter wrote as --export_dir."
+    )
+
+
+class ExportedSpeechModel:
+    """A speech export of `t2t-lite-exporter`, ready to transcribe.
+
+    Args:
+        export_dir: the exporter's `--export_dir` (its newest version is
+            loaded) or one version directory.
+
+    Raises:
+        ExportNotFoundError: no SavedModel there, or not a speech model.
+    """
+
+    def __init__(self, export_dir: str):
+        self.path = newest_version(export_dir)
+        self.version = os.path.basename(os.path.normpath(self.path))
+        metadata_path = os.path.join(self.path, "assets.extra", METADATA_FILE)
+        self.metadata = {}
+        if os.path.isfile(metadata_path):
+            with open(metadata_path, encoding="utf-8") as handle:
+                self.metadata = json.load(handle)
+        self.sample_rate = int(self.metadata.get("sample_rate", SAMPLE_RATE))
+        self._loaded = tf.saved_model.load(self.path)
+        signatures = self._loaded.signatures
+        name = TIMED_SIGNATURE if TIMED_SIGNATURE in signatures else "serving_default"
+        self._signature = signatures[name]
+        if "waveform" not in self._signature.structured_input_signature[1]:
+            raise ExportNotFoundError(
+                f"{self.path} is not a speech model (its {name} takes no waveform); "
+                "t2t-lite-serve serves speech exports."
+            )
+        self.timed = name == TIMED_SIGNATURE
+
+    def transcribe(self, waveforms: list[np.ndarray]) -> list[Transcript]:
+        """Transcribes float32 mono waveforms at `sample_rate` as one batch."""
+        lengths = np.array([w.size for w in waveforms], np.int32)
+        batch = np.zeros([len(waveforms), max(int(lengths.max(initial=0)), 1)], np.float32)
+        for row, waveform in enumerate(waveforms):
+            batch[row, : waveform.size] = waveform
+        out = self._signature(waveform=tf.constant(batch), waveform_length=tf.constant(lengths))
+        out = {name: value.numpy() for name, value in out.items()}
+        return [self._transcript(out, row) for row in range(len(waveforms))]
+
+    def _transcript(self, out: dict, row: int) -> Transcript:
+        words = None
+        if self.timed:
+            words = tuple(
+                TimedWord(
+                    out["words"][row, i].decode("utf-8", errors="replace"),
+                    float(out["starts"][row, i]),
+                    float(out["ends"][row, i]),
+                    float(out["confidences"][row, i]),
+                )
+                for i in range(int(out["num_words"][row]))
+            )
+        text = out["outputs"][row].decode("utf-8", errors="replace")
+        return Transcript(text, float(out["scores"][row]), words)

@@ -1,0 +1,294 @@
+"""t2t-lite-serve as a user runs it: the command serving a real export on a
+port of 127.0.0.1, asked over HTTP in every way the protocol allows, with
+bad requests between good ones, and concurrent requests batched.
+
+The unit rules (length groups, PCM parsing, the batcher, the metrics text)
+are tested beside, without a model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pytest
+import soundfile
+
+from t2t_lite.data.audio_io import resample, to_int16_pcm
+from t2t_lite.server.audio_request import BadAudio, parse_content_type, request_audio
+from t2t_lite.server.batcher import DynamicBatcher, length_groups
+from t2t_lite.server.metrics import ServerMetrics
+from t2t_lite.server.speech_model import ExportedSpeechModel
+from tests.helpers import assert_quiet_output, run_command
+from tests.serving.runs import SAMPLE_RATE, export_version
+
+MAX_SECONDS = 6.0  # the served limit, so a 413 is cheap to provoke
+NOISE_BYTES = np.random.default_rng(3).integers(0, 256, 5000, np.uint8).tobytes()
+
+
+# -- without a model ---------------------------------------------------------------
+
+
+def test_length_groups_keep_like_lengths_together():
+    groups = length_groups([100, 900, 120, 1000, 110, 95], max_batch=3, max_length_ratio=2.0)
+    assert groups == [[5, 0, 4], [2], [1, 3]]
+    assert sorted(i for g in groups for i in g) == list(range(6))
+
+
+def test_the_batcher_runs_concurrent_requests_as_one_batch_and_hands_back_errors():
+    seen = []
+
+    def run_batch(items):
+        seen.append(list(items))
+        if "boom" in items:
+            raise RuntimeError("model failed")
+        return [item.upper() for item in items]
+
+    async def scenario():
+        batcher = DynamicBatcher(run_batch, max_batch=4, max_wait_seconds=0.2)
+        await batcher.start()
+        words = ["ab", "cd", "ef"]
+        results = await asyncio.gather(*(batcher.submit(w, len(w)) for w in words))
+        with pytest.raises(RuntimeError, match="model failed"):
+            await batcher.submit("boom", 4)
+        await batcher.stop()
+        return results
+
+    assert asyncio.run(scenario()) == ["AB", "CD", "EF"]
+    assert seen == [["ab", "cd", "ef"], ["boom"]]
+
+
+def test_raw_pcm_reads_as_the_same_samples_in_each_encoding():
+    wave = np.sin(np.linspace(0, 60, 1600)).astype(np.float32) * 0.5
+    pcm = to_int16_pcm(wave)
+    little = request_audio(pcm.astype("<i2").tobytes(), "audio/pcm", {"rate": "16000"}, 16000)
+    big = request_audio(pcm.astype(">i2").tobytes(), "audio/l16", {"rate": "16000"}, 16000)
+    floats = request_audio(
+        wave.astype("<f4").tobytes(), "audio/pcm", {"rate": "16000", "encoding": "f32le"}, 16000
+    )
+    np.testing.assert_array_equal(little, big)
+    np.testing.assert_allclose(floats, little, atol=1 / 32767)
+    stereo = np.stack([pcm, pcm], axis=1).astype("<i2").tobytes()
+    both = request_audio(stereo, "audio/pcm", {"rate": "16000", "channels": "2"}, 16000)
+    np.testing.assert_array_equal(both, little)
+
+
+@pytest.mark.parametrize(
+    "body, content_type, message",
+    [
+        (b"", "audio/wav", "has no audio"),
+        (b"\x00\x01\x02", "audio/pcm", "sample rate and channels"),
+        (b"\x00\x01\x02", "audio/pcm;rate=16000", "not whole s16le samples"),
+        (b"\x00\x01", "audio/pcm;rate=16000;encoding=mulaw", "encoding 'mulaw'"),
+        (b"hello", "text/plain", "Content-Type text/plain is not audio"),
+        (NOISE_BYTES, "audio/wav", "could not be decoded as FLAC or WAV"),
+    ],
+    ids=["empty", "pcm without rate", "partial sample", "unknown encoding", "text", "noise"],
+)
+def test_bad_audio_is_one_sentence(body, content_type, message):
+    media_type, parameters = parse_content_type(content_type)
+    with pytest.raises(BadAudio, match=message) as error:
+        request_audio(body, media_type, parameters, 16000)
+    assert "\n" not in str(error.value)
+
+
+def test_metrics_text_is_prometheus_exposition():
+    metrics = ServerMetrics()
+    metrics.request("/v1/transcribe", 200, 0.3)
+    metrics.request("/v1/transcribe", 400, 0.01)
+    metrics.transcribed(audio_seconds=4.0, compute_seconds=1.0)
+    text = metrics.render()
+    assert 't2t_lite_request_seconds_bucket{route="/v1/transcribe",le="0.5"} 2' in text
+    assert 't2t_lite_request_seconds_bucket{route="/v1/transcribe",le="0.05"} 1' in text
+    assert "t2t_lite_real_time_factor 0.250000" in text
+    assert all(line.startswith("#") or len(line.split()) == 2 for line in text.splitlines())
+
+
+# -- the command, serving a real export ---------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _request(url: str, body: bytes | None = None, content_type: str | None = None):
+    """(status, parsed JSON or text, headers) of one request."""
+    request = urllib.request.Request(url, data=body, method="POST" if body is not None else "GET")
+    if content_type:
+        request.add_header("Content-Type", content_type)
+    try:
+        with urllib.request.urlopen(request, timeout=300) as response:
+            status, payload, headers = response.status, response.read(), response.headers
+    except urllib.error.HTTPError as error:
+        status, payload, headers = error.code, error.read(), error.headers
+    if headers.get_content_type() == "application/json":
+        return status, json.loads(payload), headers
+    return status, payload.decode(), headers
+
+
+def _wav(waveform: np.ndarray, rate: int, channels: int = 1) -> bytes:
+    buffer = io.BytesIO()
+    data = np.stack([waveform] * channels, axis=1) if channels > 1 else waveform
+    soundfile.write(buffer, data, rate, format="WAV", subtype="PCM_16")
+    return buffer.getvalue()
+
+
+def _multipart(field: str, filename: str, data: bytes, content_type: str) -> tuple[bytes, str]:
+    boundary = "t2t-lite-test-boundary"
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{field}"; '
+            f'filename="{filename}"\r\nContent-Type: {content_type}\r\n\r\n'
+        ).encode()
+        + data
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    return body, f"multipart/form-data; boundary={boundary}"
+
+
+@pytest.fixture(scope="module")
+def server(speech_run, tmp_path_factory, librispeech_flac):
+    """t2t-lite-serve on the export of the tests' tiny speech run."""
+    run = export_version(speech_run, str(tmp_path_factory.mktemp("serve_export")), 1)
+    export_dir = os.path.dirname(run.export_path)
+    port = _free_port()
+    process = subprocess.Popen(
+        [
+            "t2t-lite-serve",
+            f"--export_dir={export_dir}",
+            f"--port={port}",
+            f"--max_seconds={MAX_SECONDS}",
+            "--max_wait_ms=300",
+            "--max_batch=8",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 300
+    status = None
+    while time.time() < deadline and process.poll() is None:
+        try:
+            status = _request(f"{url}/healthz")[0]
+        except OSError:
+            status = None
+        if status == 200:
+            break
+        time.sleep(0.5)
+    if status != 200:
+        process.kill()
+        pytest.fail(f"the server did not come up: {process.communicate()[0][-3000:]}")
+    clip = soundfile.read(librispeech_flac, dtype="float32")[0]
+    yield {"url": url, "export": run.export_path, "clip": clip[: 2 * SAMPLE_RATE]}
+    process.terminate()
+    output = process.communicate(timeout=60)[0]
+    assert "Traceback" not in output, output[-3000:]
+    assert_quiet_output(subprocess.CompletedProcess(process.args, 0, output, ""))
+
+
+@pytest.fixture(scope="module")
+def expected(server):
+    """The export's own answer for the clip (the SavedModel called in process)."""
+    model = ExportedSpeechModel(os.path.dirname(server["export"]))
+    return model.transcribe([server["clip"]])[0]
+
+
+def test_a_wav_body_gets_the_exports_transcript_with_word_times(server, expected):
+    status, reply, _ = _request(
+        f"{server['url']}/v1/transcribe", _wav(server["clip"], SAMPLE_RATE), "audio/wav"
+    )
+    assert status == 200, reply
+    assert reply["text"] == expected.text
+    assert reply["score"] == pytest.approx(expected.score, abs=1e-4)
+    assert reply["model_version"] == "1" and reply["duration"] == 2.0
+    assert [w["word"] for w in reply["words"]] == reply["text"].split()
+    for word in reply["words"]:
+        assert 0 <= word["start"] <= word["end"] <= 2.0 and 0 <= word["confidence"] <= 1
+
+
+def test_every_way_of_sending_audio_gets_the_same_transcript(server, expected):
+    clip, url = server["clip"], f"{server['url']}/v1/transcribe"
+    pcm = to_int16_pcm(clip)
+    stereo_44k = _wav(resample(clip, SAMPLE_RATE, 44100), 44100, channels=2)
+    ways = {
+        "44.1 kHz stereo WAV": (stereo_44k, "audio/x-wav"),
+        "multipart field": _multipart("file", "a.wav", _wav(clip, SAMPLE_RATE), "audio/wav"),
+        "raw PCM": (pcm.astype("<i2").tobytes(), "audio/pcm; rate=16000"),
+        "L16": (pcm.astype(">i2").tobytes(), "audio/L16;rate=16000"),
+    }
+    for name, (body, content_type) in ways.items():
+        status, reply, _ = _request(url, body, content_type)
+        assert status == 200, (name, reply)
+        assert reply["text"] == expected.text, name
+
+
+def test_bad_requests_get_one_sentence_and_the_server_keeps_answering(server, expected):
+    url = f"{server['url']}/v1/transcribe"
+    wav = _wav(server["clip"], SAMPLE_RATE)
+    long_pcm = np.zeros(int((MAX_SECONDS + 1) * SAMPLE_RATE), "<i2").tobytes()
+    bad = {
+        "random bytes": (NOISE_BYTES, "audio/wav", 400),
+        "no rate": (b"\x00\x00" * 100, "audio/pcm", 400),
+        "not audio": (b"hello", "text/plain", 400),
+        "no file field": (*_multipart("other", "a.wav", wav, "audio/wav"), 400),
+        "too long": (long_pcm, "audio/pcm;rate=16000", 413),
+    }
+    for name, (body, content_type, code) in bad.items():
+        status, reply, _ = _request(url, body, content_type)
+        assert status == code, (name, reply)
+        assert isinstance(reply, dict) and "\n" not in reply["error"], (name, reply)
+    assert _request(f"{server['url']}/nowhere")[0] == 404
+    # A truncated file and a client that leaves mid-upload do not take it down.
+    status, reply, _ = _request(url, wav[: len(wav) // 2], "audio/wav")
+    assert status in (200, 400), reply
+    with socket.create_connection(("127.0.0.1", int(server["url"].rsplit(":", 1)[1]))) as sock:
+        sock.sendall(
+            b"POST /v1/transcribe HTTP/1.1\r\nHost: x\r\nContent-Type: audio/wav\r\n"
+            b"Content-Length: 100000\r\n\r\n" + wav[:1000]
+        )
+    status, reply, _ = _request(url, wav, "audio/wav")
+    assert status == 200 and reply["text"] == expected.text
+
+
+def test_concurrent_requests_are_batched(server, expected):
+    url = f"{server['url']}/v1/transcribe"
+    before = _request(f"{server['url']}/metrics")[1]
+    wav = _wav(server["clip"], SAMPLE_RATE)
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        replies = list(pool.map(lambda _: _request(url, wav, "audio/wav"), range(6)))
+    assert all(status == 200 and reply["text"] == expected.text for status, reply, _ in replies)
+    after = _request(f"{server['url']}/metrics")[1]
+
+    def value(text, name):
+        return float(next(line.split()[1] for line in text.splitlines() if line.startswith(name)))
+
+    batches = value(after, "t2t_lite_batches_total") - value(before, "t2t_lite_batches_total")
+    requests = value(after, "t2t_lite_batched_requests_total") - value(
+        before, "t2t_lite_batched_requests_total"
+    )
+    assert requests == 6 and batches < 6  # at least two requests shared a batch
+    assert 't2t_lite_requests_total{route="/v1/transcribe",status="400"}' in after
+    assert value(after, "t2t_lite_real_time_factor") > 0
+
+
+def test_a_wrong_export_dir_is_one_line_and_exit_1(tmp_path):
+    result = run_command("t2t-lite-serve", f"--export_dir={tmp_path}")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"t2t-lite-serve: error: {tmp_path} holds no SavedModel (no saved_model.pb in it or "
+        "in a numbered version under it); pass what t2t-lite-exporter wrote as --export_dir."
+    ]
+    assert sys.executable  # the command ran from this environment's scripts

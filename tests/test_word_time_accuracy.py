@@ -36,6 +36,9 @@ def test_pairs_only_agreeing_words_and_summarizes_them():
     assert report["start_mean_signed_ms"] == pytest.approx(70.0)
     assert report["end_mean_signed_ms"] == pytest.approx(-20.0)
     assert report["within_50ms"] == 0.75 and report["within_100ms"] == 0.75
+    assert report["within_25ms"] == 0.5  # 20, 120, 40 and 0 ms
+    assert report["start_within_25ms"] == 0.5 and report["end_within_25ms"] == 0.5
+    assert report["start_within_100ms"] == 0.5 and report["end_within_50ms"] == 1.0
 
 
 @pytest.mark.slow

@@ -46,7 +46,13 @@ def main(argv: list[str]) -> int:
     except ExportNotFoundError as error:
         raise common.CliError(str(error)) from error
     config = ServerConfig(FLAGS.max_seconds, FLAGS.max_batch, FLAGS.max_wait_ms)
-    app = make_app(lambda: ExportedSpeechModel(path), config)
+
+    def load_model() -> ExportedSpeechModel:
+        model = ExportedSpeechModel(path)
+        model.warm_up()  # before /healthz says 200
+        return model
+
+    app = make_app(load_model, config)
     print(f"t2t-lite-serve: serving {path} on http://{FLAGS.host}:{FLAGS.port}/", flush=True)
     try:
         web.run_app(app, host=FLAGS.host, port=FLAGS.port, print=None)

@@ -94,6 +94,13 @@ class ExportedSpeechModel:
             )
         self.timed = name == TIMED_SIGNATURE
 
+    def warm_up(self) -> None:
+        """Runs one second of quiet noise through the graph: TensorFlow's first
+        call of a loaded signature optimizes its graph (seconds), which
+        otherwise the first request would wait for."""
+        noise = np.random.default_rng(0).uniform(-0.05, 0.05, self.sample_rate)
+        self.transcribe([noise.astype(np.float32)])
+
     def transcribe(self, waveforms: list[np.ndarray]) -> list[Transcript]:
         """Transcribes float32 mono waveforms at `sample_rate` as one batch."""
         lengths = np.array([w.size for w in waveforms], np.int32)

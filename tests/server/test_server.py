@@ -161,6 +161,7 @@ def _multipart(field: str, filename: str, data: bytes, content_type: str) -> tup
 @pytest.fixture(scope="module")
 def server(speech_run, tmp_path_factory, librispeech_flac):
     """t2t-lite-serve on the export of the tests' tiny speech run."""
+    clip = soundfile.read(librispeech_flac, dtype="float32")[0][: 2 * SAMPLE_RATE]
     run = export_version(speech_run, str(tmp_path_factory.mktemp("serve_export")), 1)
     export_dir = os.path.dirname(run.export_path)
     port = _free_port()
@@ -177,24 +178,25 @@ def server(speech_run, tmp_path_factory, librispeech_flac):
         stderr=subprocess.STDOUT,
         text=True,
     )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 300
-    status = None
-    while time.time() < deadline and process.poll() is None:
-        try:
-            status = _request(f"{url}/healthz")[0]
-        except OSError:
-            status = None
-        if status == 200:
-            break
-        time.sleep(0.5)
-    if status != 200:
-        process.kill()
-        pytest.fail(f"the server did not come up: {process.communicate()[0][-3000:]}")
-    clip = soundfile.read(librispeech_flac, dtype="float32")[0]
-    yield {"url": url, "export": run.export_path, "clip": clip[: 2 * SAMPLE_RATE]}
-    process.terminate()
-    output = process.communicate(timeout=60)[0]
+    try:  # the server never outlives the tests, whatever fails
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 300
+        status = None
+        while time.time() < deadline and process.poll() is None:
+            try:
+                status = _request(f"{url}/healthz")[0]
+            except OSError:
+                status = None
+            if status == 200:
+                break
+            time.sleep(0.5)
+        if status != 200:
+            pytest.fail("the server did not come up (its output follows the test's)")
+        yield {"url": url, "export": run.export_path, "clip": clip}
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=60)[0]
+        print(output[-3000:])  # shown by pytest when a test or this fixture fails
     assert "Traceback" not in output, output[-3000:]
     assert_quiet_output(subprocess.CompletedProcess(process.args, 0, output, ""))
 

@@ -104,11 +104,9 @@ class DynamicBatcher:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.max_wait_seconds
         while len(pending) < self.max_batch:
-            try:
+            if not self._queue.empty():  # already waiting: taken even past the deadline
                 pending.append(self._queue.get_nowait())
                 continue
-            except asyncio.QueueEmpty:
-                pass
             left = deadline - loop.time()
             if left <= 0:
                 break

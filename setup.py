@@ -37,6 +37,8 @@ setup(
     python_requires=">=3.10",
     packages=_packages(),
     package_dir=_package_dir(),
+    # t2t-lite-serve's page (t2t_lite/server/page/).
+    package_data={"t2t_lite.server.page": ["*.html", "*.js"]},
     install_requires=[
         "tensorflow>=2.21,<2.22",
         "keras>=3.10,<4",

@@ -1,8 +1,9 @@
-"""t2t-lite-serve: serves a speech SavedModel over HTTP.
+"""t2t-lite-serve: serves a speech SavedModel over HTTP and WebSocket.
 
     t2t-lite-serve --export_dir=$EXPORT [--host=127.0.0.1 --port=8000]
     curl --data-binary @audio.wav -H "Content-Type: audio/wav" \\
         http://127.0.0.1:8000/v1/transcribe
+    # or open http://127.0.0.1:8000/ and press the microphone button
 
 `$EXPORT` is what `t2t-lite-exporter` wrote (its newest version is served).
 Routes, limits and batching: `t2t_lite/server/app.py` and docs/serving.md.
@@ -18,6 +19,7 @@ from aiohttp import web
 from t2t_lite.cli import common
 from t2t_lite.server.app import ServerConfig, make_app
 from t2t_lite.server.speech_model import ExportedSpeechModel, ExportNotFoundError, newest_version
+from t2t_lite.streaming.endpoint import EndpointRules
 
 if "export_dir" not in flags.FLAGS:  # the exporter defines it too (one process, both CLIs)
     flags.DEFINE_string("export_dir", None, "What t2t-lite-exporter wrote.")
@@ -28,6 +30,19 @@ flags.DEFINE_integer("max_batch", ServerConfig.max_batch, "Most requests in one 
 flags.DEFINE_float(
     "max_wait_ms", ServerConfig.max_wait_ms, "How long a request waits for others to batch with."
 )
+flags.DEFINE_integer("max_streams", ServerConfig.max_streams, "Most WebSocket streams at once.")
+flags.DEFINE_float(
+    "endpoint_silence_seconds", EndpointRules.silence_after_speech,
+    "A stream's utterance ends after this much silence (CTC blank) following speech.",
+)  # fmt: skip
+flags.DEFINE_float(
+    "endpoint_max_utterance_seconds", EndpointRules.max_utterance,
+    "A stream's utterance ends when it is this long.",
+)  # fmt: skip
+flags.DEFINE_float(
+    "endpoint_no_speech_seconds", EndpointRules.silence_before_speech,
+    "A stream's audio with no speech for this long is dropped.",
+)  # fmt: skip
 
 FLAGS = flags.FLAGS
 
@@ -36,7 +51,9 @@ def main(argv: list[str]) -> int:
     if common.setup(argv):
         return 0
     export_dir = common.require_flag("export_dir")
-    for name in ("max_seconds", "max_batch", "port"):
+    positive = ("max_seconds", "max_batch", "port", "max_streams", "endpoint_silence_seconds",
+                "endpoint_max_utterance_seconds", "endpoint_no_speech_seconds")  # fmt: skip
+    for name in positive:
         if getattr(FLAGS, name) <= 0:
             raise common.CliError(f"--{name} must be positive, got {getattr(FLAGS, name)}.")
     if FLAGS.max_wait_ms < 0:
@@ -45,7 +62,14 @@ def main(argv: list[str]) -> int:
         path = newest_version(export_dir)  # a wrong path fails now, not after start-up
     except ExportNotFoundError as error:
         raise common.CliError(str(error)) from error
-    config = ServerConfig(FLAGS.max_seconds, FLAGS.max_batch, FLAGS.max_wait_ms)
+    endpoint = EndpointRules(
+        silence_before_speech=FLAGS.endpoint_no_speech_seconds,
+        silence_after_speech=FLAGS.endpoint_silence_seconds,
+        max_utterance=FLAGS.endpoint_max_utterance_seconds,
+    )
+    config = ServerConfig(
+        FLAGS.max_seconds, FLAGS.max_batch, FLAGS.max_wait_ms, FLAGS.max_streams, endpoint
+    )
 
     def load_model() -> ExportedSpeechModel:
         model = ExportedSpeechModel(path)

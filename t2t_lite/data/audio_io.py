@@ -104,6 +104,54 @@ def resample(waveform: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
     return resampled.astype(np.float32)
 
 
+class StreamResampler:
+    """`resample` for a stream that arrives in pieces: the pieces' outputs,
+    joined, are the samples `resample` gives the whole stream.
+
+    Each call returns the outputs its input completes: `resample_poly`'s
+    filter reaches `10 * max(up, down)` upsampled samples either side, so the
+    last few outputs wait for the next piece (under 1 ms of audio), and
+    `final=True` gives them, as the stream's end. Only the inputs later
+    outputs still read are kept.
+
+    Example:
+      >>> stream = StreamResampler(48000, 16000)
+      >>> pieces = [stream(np.ones(4800)), stream(np.ones(4800), final=True)]
+      >>> sum(len(p) for p in pieces)
+      3200
+    """
+
+    def __init__(self, from_rate: int, to_rate: int):
+        divisor = math.gcd(int(from_rate), int(to_rate))
+        self.up, self.down = int(to_rate) // divisor, int(from_rate) // divisor
+        self._reach = 10 * max(self.up, self.down)  # resample_poly's half filter length
+        self._kept = np.zeros(0, np.float64)
+        self._kept_from = 0  # the stream index of _kept[0], a multiple of `down`
+        self._emitted = 0  # outputs returned so far
+
+    def __call__(self, piece: np.ndarray, final: bool = False) -> np.ndarray:
+        """The float32 outputs `piece` (1-D, at `from_rate`) completes."""
+        piece = np.asarray(piece, np.float64)
+        if self.up == self.down:
+            return piece.astype(np.float32)
+        self._kept = np.concatenate([self._kept, piece])
+        end = self._kept_from + self._kept.size
+        # With the kept inputs starting at a multiple of `down`, output j of
+        # resampling them is output `first + j` of the whole stream.
+        first = self._kept_from * self.up // self.down
+        if final:
+            last = -(-end * self.up // self.down)
+        else:  # outputs whose filter reaches no input past `end`
+            last = max((end * self.up - self._reach - 1) // self.down + 1, self._emitted)
+        resampled = scipy.signal.resample_poly(self._kept, self.up, self.down)
+        out = resampled[self._emitted - first : last - first]
+        self._emitted = last
+        needed = max((last * self.down - self._reach) // self.up, 0)
+        drop = max(needed // self.down * self.down - self._kept_from, 0)
+        self._kept, self._kept_from = self._kept[drop:], self._kept_from + drop
+        return out.astype(np.float32)
+
+
 def _describe(error: Exception) -> str:
     """libsndfile's own reason, without its "Error opening <path>:" prefix."""
     reason = getattr(error, "error_string", None) or str(error)

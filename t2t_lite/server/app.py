@@ -3,8 +3,10 @@
     app = make_app(lambda: ExportedSpeechModel("/exports/asr"), ServerConfig())
     aiohttp.web.run_app(app, host="127.0.0.1", port=8000)
 
-Routes: `POST /v1/transcribe` (audio in, JSON out), `GET /healthz` (200 once
-the model is loaded, 503 before), `GET /metrics` (Prometheus). The model
+Routes: `POST /v1/transcribe` (audio in, JSON out), `GET /v1/stream` (a
+WebSocket: PCM in, partials and finals out; `stream_route.py`), `GET /` (a
+page with a microphone; `page/`), `GET /healthz` (200 once the model is
+loaded, 503 before), `GET /metrics` (Prometheus). The model
 loads in a thread after the server starts listening, so an orchestrator's
 health check sees it come up. Every error is JSON `{"error": sentence}`:
 400 for audio that cannot be read, 413 for a body or recording over the
@@ -15,57 +17,30 @@ client that leaves mid-request is counted under 499 (nginx's "client closed").
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from collections.abc import Callable
 
 from absl import logging
 from aiohttp import web
 
+from t2t_lite.server.app_state import (
+    BATCHER,
+    CLIENT_CLOSED,
+    CONFIG,
+    LOAD_ERROR,
+    LOADING,
+    METRICS,
+    MODEL,
+    ServerConfig,
+    error_response,
+    not_ready,
+    words_json,
+)
 from t2t_lite.server.audio_request import BadAudio, parse_content_type, request_audio
 from t2t_lite.server.batcher import DynamicBatcher
 from t2t_lite.server.metrics import ServerMetrics
-
-# The most bytes one second of an upload can take: 48 kHz stereo float32.
-MAX_BYTES_PER_SECOND = 48000 * 2 * 4
-MODEL = web.AppKey("model", object)
-BATCHER = web.AppKey("batcher", DynamicBatcher)
-METRICS = web.AppKey("metrics", ServerMetrics)
-CONFIG = web.AppKey("config", object)
-# nginx's status for a request whose client left before the answer (counted, never sent).
-CLIENT_CLOSED = 499
-LOAD_ERROR = web.AppKey("load_error", str)
-LOADING = web.AppKey("loading", asyncio.Task)
-
-
-@dataclasses.dataclass(frozen=True)
-class ServerConfig:
-    """The server's limits and batching (t2t-lite-serve's flags).
-
-    Attributes:
-        max_seconds: the longest recording accepted (413 past it).
-        max_batch: the most requests in one model batch.
-        max_wait_ms: how long a request waits for others to batch with.
-    """
-
-    max_seconds: float = 600.0
-    max_batch: int = 8
-    max_wait_ms: float = 10.0
-
-    @property
-    def max_body_bytes(self) -> int:
-        return int(self.max_seconds * MAX_BYTES_PER_SECOND) + (1 << 20)
-
-
-def _error(status: int, message: str, **headers) -> web.Response:
-    return web.json_response({"error": message}, status=status, headers=headers or None)
-
-
-def _not_ready(app: web.Application) -> web.Response:
-    """503 while the model loads; 500 with the reason if loading failed."""
-    if app.get(LOAD_ERROR):
-        return _error(500, f"the model could not be loaded: {app[LOAD_ERROR]}")
-    return _error(503, "the model is still loading; try again shortly.", **{"Retry-After": "5"})
+from t2t_lite.server.page import add_page_routes
+from t2t_lite.server.stream_route import stream
 
 
 @web.middleware
@@ -76,11 +51,13 @@ async def _count_and_explain(request: web.Request, handler):
         response = await handler(request)
     except web.HTTPRequestEntityTooLarge:
         limit = request.app[CONFIG].max_seconds
-        response = _error(413, f"the request is larger than this server takes ({limit:g} s).")
+        response = error_response(
+            413, f"the request is larger than this server takes ({limit:g} s)."
+        )
     except web.HTTPException as error:
-        response = _error(error.status, f"{error.reason}: {request.method} {request.path}")
+        response = error_response(error.status, f"{error.reason}: {request.method} {request.path}")
     except ConnectionResetError:  # the client left mid-request: nobody reads an answer
-        response = _error(CLIENT_CLOSED, "the client closed the connection.")
+        response = error_response(CLIENT_CLOSED, "the client closed the connection.")
     request.app[METRICS].request(request.path, response.status, time.perf_counter() - start)
     return response
 
@@ -109,31 +86,28 @@ async def transcribe(request: web.Request) -> web.Response:
     app = request.app
     model = app.get(MODEL)
     if model is None:
-        return _not_ready(app)
+        return not_ready(app)
     try:
         waveform = await _body_audio(request, model.sample_rate)
     except BadAudio as error:
-        return _error(400, str(error))
+        return error_response(400, str(error))
     duration = waveform.size / model.sample_rate
     limit = app[CONFIG].max_seconds
     if duration > limit:
-        return _error(
+        return error_response(
             413, f"the recording is {duration:.1f} s; this server takes at most {limit:g} s."
         )
     start = time.perf_counter()
     try:
         transcript = await app[BATCHER].submit(waveform, waveform.size)
     except Exception as error:  # noqa: BLE001 - the model failed: the client gets a sentence
-        return _error(500, f"the model failed on this request ({type(error).__name__}).")
+        return error_response(500, f"the model failed on this request ({type(error).__name__}).")
     app[METRICS].transcribed(duration, time.perf_counter() - start)
-    words = None
-    if transcript.words is not None:
-        words = [dataclasses.asdict(word) for word in transcript.words]
     return web.json_response(
         {
             "text": transcript.text,
             "score": transcript.score,
-            "words": words,
+            "words": words_json(transcript.words),
             "duration": round(duration, 4),
             "model_version": model.version,
         }
@@ -143,7 +117,7 @@ async def transcribe(request: web.Request) -> web.Response:
 async def healthz(request: web.Request) -> web.Response:
     model = request.app.get(MODEL)
     if model is None:
-        return _not_ready(request.app)
+        return not_ready(request.app)
     return web.json_response({"status": "ok", "model_version": model.version})
 
 
@@ -196,4 +170,6 @@ def make_app(load_model: Callable[[], object], config: ServerConfig) -> web.Appl
     app.router.add_post("/v1/transcribe", transcribe)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics)
+    app.router.add_get("/v1/stream", stream)
+    add_page_routes(app)
     return app

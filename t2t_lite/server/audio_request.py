@@ -14,6 +14,8 @@ request raises `BadAudio` with one sentence for the client.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from t2t_lite.data.audio_io import AudioError, from_int16_pcm, read_audio_bytes, to_mono
@@ -44,42 +46,74 @@ def parse_content_type(header: str | None) -> tuple[str, dict[str, str]]:
     return media_type.strip().lower(), parameters
 
 
+@dataclasses.dataclass(frozen=True)
+class PcmFormat:
+    """Raw PCM's layout: sample type, rate and interleaved channels.
+
+    Example:
+    >>> PcmFormat.parse("audio/pcm", {"rate": "8000"})
+    PcmFormat(dtype='<i2', rate=8000, channels=1)
+    """
+
+    dtype: str
+    rate: int
+    channels: int = 1
+
+    @classmethod
+    def parse(cls, media_type: str, parameters: dict) -> PcmFormat:
+        """From a PCM media type (`PCM_TYPES`) and its parameters.
+
+        Raises:
+            BadAudio: no or a bad `rate` or `channels`, or an unknown encoding.
+        """
+        encodings = PCM_TYPES[media_type]
+        encoding = str(parameters.get("encoding", DEFAULT_ENCODING[media_type])).lower()
+        if encoding not in encodings:
+            raise BadAudio(
+                f"{media_type} encoding {encoding!r} is not one of {', '.join(sorted(encodings))}."
+            )
+        try:
+            rate = int(parameters.get("rate", ""))
+            channels = int(parameters.get("channels", "1"))
+        except (TypeError, ValueError):
+            rate = channels = 0
+        if rate <= 0 or channels <= 0:
+            raise BadAudio(
+                f"raw PCM needs its sample rate and channels as positive integers, e.g. "
+                f"Content-Type: {media_type};rate=16000;channels=1."
+            )
+        return cls(encodings[encoding], rate, channels)
+
+    def samples(self, body: bytes) -> np.ndarray:
+        """`body` -> float32 `[samples, channels]` at `rate`.
+
+        Raises:
+            BadAudio: a body that is not whole samples.
+        """
+        dtype = np.dtype(self.dtype)
+        if len(body) % (dtype.itemsize * self.channels):
+            raise BadAudio(
+                f"the audio ({len(body)} bytes) is not whole {dtype.itemsize * 8}-bit samples "
+                f"of {self.channels} channel(s)."
+            )
+        samples = np.frombuffer(body, dtype).reshape(-1, self.channels)
+        if dtype.kind == "i":
+            return from_int16_pcm(samples.astype(np.int16))
+        return samples.astype(np.float32)
+
+
 def pcm_samples(body: bytes, media_type: str, parameters: dict, sample_rate: int) -> np.ndarray:
     """Raw PCM -> float32 mono at `sample_rate`.
 
     Raises:
-        BadAudio: no or a bad `rate`, an unknown encoding, or a body that is
-            not whole samples.
+        BadAudio: see `PcmFormat`.
 
     Example:
     >>> pcm_samples(np.array([0, 32767], "<i2").tobytes(), "audio/pcm", {"rate": "16000"}, 16000)
     array([0., 1.], dtype=float32)
     """
-    encodings = PCM_TYPES[media_type]
-    encoding = parameters.get("encoding", DEFAULT_ENCODING[media_type]).lower()
-    if encoding not in encodings:
-        raise BadAudio(
-            f"{media_type} encoding {encoding!r} is not one of {', '.join(sorted(encodings))}."
-        )
-    try:
-        rate = int(parameters.get("rate", ""))
-        channels = int(parameters.get("channels", "1"))
-    except ValueError:
-        rate = channels = 0
-    if rate <= 0 or channels <= 0:
-        raise BadAudio(
-            f"raw PCM needs its sample rate and channels as positive integers, e.g. "
-            f"Content-Type: {media_type};rate=16000;channels=1."
-        )
-    dtype = np.dtype(encodings[encoding])
-    if len(body) % (dtype.itemsize * channels):
-        raise BadAudio(
-            f"the body ({len(body)} bytes) is not whole {encoding} samples of {channels} channels."
-        )
-    samples = np.frombuffer(body, dtype).reshape(-1, channels)
-    if dtype.kind == "i":
-        samples = from_int16_pcm(samples.astype(np.int16))
-    return to_mono(samples, rate, sample_rate, "the request's PCM")
+    pcm = PcmFormat.parse(media_type, parameters)
+    return to_mono(pcm.samples(body), pcm.rate, sample_rate, "the request's PCM")
 
 
 def request_audio(body: bytes, media_type: str, parameters: dict, sample_rate: int) -> np.ndarray:

@@ -2,7 +2,9 @@
 
 Counters of requests by route and status, a latency histogram, the audio
 seconds transcribed and the seconds spent on them (their ratio is the
-real-time factor), and the batches run. Plain Python: the server is the
+real-time factor), the batches run, and for WebSocket streams the streams
+open and opened, the seconds streamed and the stream steps' compute (their
+real-time factor). Plain Python: the server is the
 only writer, on its event loop.
 """
 
@@ -36,6 +38,10 @@ class ServerMetrics:
         self.compute_seconds = 0.0
         self.batches = 0
         self.batched_requests = 0
+        self.active_streams = 0
+        self.streams_opened = 0
+        self.stream_audio_seconds = 0.0
+        self.stream_compute_seconds = 0.0
 
     def request(self, route: str, status: int, seconds: float) -> None:
         """One answered request and how long it took."""
@@ -48,6 +54,16 @@ class ServerMetrics:
         """Audio transcribed, and the wall seconds its batch took."""
         self.audio_seconds += audio_seconds
         self.compute_seconds += compute_seconds
+
+    def streams(self, active: int, opened: bool) -> None:
+        """A stream opened (`opened`) or closed; `active` open now."""
+        self.active_streams = active
+        self.streams_opened += int(opened)
+
+    def streamed(self, audio_seconds: float, compute_seconds: float) -> None:
+        """One stream step: the audio it took and its wall seconds."""
+        self.stream_audio_seconds += audio_seconds
+        self.stream_compute_seconds += compute_seconds
 
     def batch(self, size: int) -> None:
         self.batches += 1
@@ -76,6 +92,8 @@ class ServerMetrics:
             lines.append(f'{name}_sum{{route="{route}"}} {self.latency_sums[route]:.6f}')
             lines.append(f'{name}_count{{route="{route}"}} {total}')
         factor = self.compute_seconds / self.audio_seconds if self.audio_seconds else 0.0
+        stream_audio, stream_compute = self.stream_audio_seconds, self.stream_compute_seconds
+        stream_factor = stream_compute / stream_audio if stream_audio else 0.0
         for metric, kind, value, help_text in (
             ("audio_seconds_total", "counter", self.audio_seconds, "Seconds of audio transcribed."),
             ("compute_seconds_total", "counter", self.compute_seconds,
@@ -85,6 +103,13 @@ class ServerMetrics:
             ("batches_total", "counter", self.batches, "Model batches run."),
             ("batched_requests_total", "counter", self.batched_requests,
              "Requests in those batches (over batches_total: the mean batch size)."),
+            ("active_streams", "gauge", self.active_streams, "WebSocket streams open now."),
+            ("streams_total", "counter", self.streams_opened, "WebSocket streams opened."),
+            ("stream_audio_seconds_total", "counter", stream_audio, "Seconds of audio streamed."),
+            ("stream_compute_seconds_total", "counter", stream_compute,
+             "Wall seconds of the stream steps (partials; finals count as transcribed)."),
+            ("stream_real_time_factor", "gauge", stream_factor,
+             "stream_compute_seconds_total / stream_audio_seconds_total."),
         ):  # fmt: skip
             lines += [
                 f"# HELP {PREFIX}{metric} {help_text}",

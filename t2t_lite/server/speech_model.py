@@ -7,7 +7,12 @@
 It calls the export's `transcribe_timed` signature where there is one (a
 model with a CTC head: words with times and confidence), else
 `serving_default`: the graph t2t-lite-decoder runs, so the server gives the
-decoder's transcripts.
+decoder's transcripts. An export of a streaming model (`stream_start`,
+`stream_step`: `streaming/graph.py`) also streams:
+
+    state = model.start_stream()
+    step = model.stream_step(state, samples)   # -> StreamStep(partial, ...)
+    state = step.state
 """
 
 from __future__ import annotations
@@ -24,6 +29,19 @@ from t2t_lite.decoding.timing.subtitles import TimedWord
 from t2t_lite.serving.export import METADATA_FILE
 
 TIMED_SIGNATURE = "transcribe_timed"
+
+
+STREAM_SIGNATURES = ("stream_start", "stream_step")
+
+
+@dataclasses.dataclass(frozen=True)
+class StreamStep:
+    """`stream_step`'s answer: the partial, the seconds since its last label,
+    and the next state."""
+
+    partial: str
+    trailing_silence: float
+    state: dict
 
 
 class ExportNotFoundError(ValueError):
@@ -93,13 +111,23 @@ class ExportedSpeechModel:
                 "t2t-lite-serve serves speech exports."
             )
         self.timed = name == TIMED_SIGNATURE
+        # Streaming exports from before endpointing (no `stream_frame_seconds`)
+        # cannot be endpointed: they are served as files only.
+        self.streams = "stream_frame_seconds" in self.metadata and all(
+            name in signatures for name in STREAM_SIGNATURES
+        )
+        if self.streams:  # one encoder frame, and one chunk of them, in seconds
+            self.frame_seconds = float(self.metadata["stream_frame_seconds"])
+            self.chunk_seconds = self.metadata["stream_chunk_frames"] * self.frame_seconds
 
     def warm_up(self) -> None:
-        """Runs one second of quiet noise through the graph: TensorFlow's first
+        """Runs one second of quiet noise through the graphs: TensorFlow's first
         call of a loaded signature optimizes its graph (seconds), which
         otherwise the first request would wait for."""
         noise = np.random.default_rng(0).uniform(-0.05, 0.05, self.sample_rate)
         self.transcribe([noise.astype(np.float32)])
+        if self.streams:
+            self.stream_step(self.start_stream(), noise.astype(np.float32))
 
     def transcribe(self, waveforms: list[np.ndarray]) -> list[Transcript]:
         """Transcribes float32 mono waveforms at `sample_rate` as one batch."""
@@ -125,3 +153,15 @@ class ExportedSpeechModel:
             )
         text = out["outputs"][row].decode("utf-8", errors="replace")
         return Transcript(text, float(out["scores"][row]), words)
+
+    def start_stream(self) -> dict:
+        """A stream's state before its first audio (`stream_start`)."""
+        return dict(self._loaded.signatures["stream_start"]())
+
+    def stream_step(self, state: dict, samples: np.ndarray) -> StreamStep:
+        """Advances a stream by float32 mono `samples` at `sample_rate`."""
+        waveform = tf.constant(np.asarray(samples, np.float32)[None])
+        out = dict(self._loaded.signatures["stream_step"](waveform=waveform, **state))
+        partial = out.pop("partial").numpy()[0].decode("utf-8", errors="replace")
+        silence = int(out.pop("trailing_blank_frames")) * self.frame_seconds
+        return StreamStep(partial, silence, out)

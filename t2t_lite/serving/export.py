@@ -222,7 +222,8 @@ def export_run(
     }
     if problem.input_modality == "speech":  # what a server resamples requests to
         metadata["sample_rate"] = FeatureConfig.from_hparams(run.hparams).sample_rate
-    for name in ("max_input_frames", "segment_seconds", "max_input_tokens", "stream_chunk_frames"):
+    limits = ("max_input_frames", "segment_seconds", "max_input_tokens")
+    for name in (*limits, "stream_chunk_frames", "stream_frame_seconds"):
         if hasattr(module, name):
             metadata[name] = getattr(module, name)
     signatures = module.signatures()

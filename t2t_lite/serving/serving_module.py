@@ -61,7 +61,7 @@ from t2t_lite.decoding.audio.long_form import join_pieces
 from t2t_lite.decoding.audio.transcriber import search_pieces, time_words
 from t2t_lite.decoding.decode_config import DecodeConfig, has_ctc_head
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
-from t2t_lite.decoding.timing.word_times import WordTimer
+from t2t_lite.decoding.timing.word_times import WordTimer, encoder_frame_seconds
 from t2t_lite.hparam import HParams
 from t2t_lite.streaming.graph import StreamingGraph, streaming_functions
 
@@ -141,6 +141,8 @@ class ServingModule(tf.Module):
                 )
             if has_ctc_head(model) and model.config.use_dynamic_chunk:  # streaming
                 self.stream_chunk_frames = decode_config.chunk_frames or DEFAULT_CHUNK_FRAMES
+                # What a server turns `trailing_blank_frames` into seconds by.
+                self.stream_frame_seconds = encoder_frame_seconds(hparams)[0]
                 graph = StreamingGraph(model, hparams, decode_config, self.stream_chunk_frames)
                 self._streaming = streaming_functions(graph, encoders["targets"])
         else:

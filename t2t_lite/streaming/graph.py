@@ -4,6 +4,7 @@
     for chunk in chunks:                                 # float32 [1, samples]
         out = serve.signatures["stream_step"](waveform=chunk, **state)
         print(out.pop("partial"))                       # the partial transcript
+        out.pop("trailing_blank_frames")                # for endpointing
         state = out                                      # everything else
     final = serve.signatures["stream_final"](**state)["outputs"]
 
@@ -15,7 +16,9 @@ convolution inputs, stacked, and the encoder output so far. Each step
 encodes the chunks of `chunk_frames` encoder frames the stable audio
 completes (`encoder.StreamingEncoder.encode_chunk`, in a `tf.while_loop`);
 the partial is the CTC head's best path over the encoder output so far
-(in-graph; the Python recognizer's partial is the CTC prefix search's).
+(in-graph; the Python recognizer's partial is the CTC prefix search's), and
+`trailing_blank_frames` the encoder frames since its last label (what a
+server endpoints on, WeNet's rule: `streaming/endpoint.py`).
 `stream_final` encodes the rest and runs the joint CTC/attention beam search
 over the streamed encoder output (`stream_final="search"`).
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from t2t_lite.data.audio_features import zero_non_finite
+from t2t_lite.data.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.decoding.audio.transcriber import piece_features
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
@@ -154,14 +158,16 @@ class StreamingGraph:
         padded = tf.pad(memory, [[0, 0], [0, tf.maximum(1 - frames[0], 0)], [0, 0]])
         return padded, frames
 
-    def step(self, waveform, state: dict) -> tuple[tf.Tensor, dict]:
-        """`(partial ids [1, frames], state)` after `waveform` `[1, samples]`."""
+    def step(self, waveform, state: dict) -> tuple[tf.Tensor, tf.Tensor, dict]:
+        """`(partial ids [1, frames], trailing blank frames [], state)` after
+        `waveform` `[1, samples]`."""
         waveform = zero_non_finite(waveform)  # where a client's audio enters
         state = dict(state, samples=tf.concat([state["samples"], waveform], axis=1))
         state = self._advance(state, final=False)
         memory, frames = self._nonempty(state["memory"])
-        ids, _ = ctc_greedy_decode(self.model.ctc_log_probs(memory), frames)
-        return ids, state
+        log_probs = self.model.ctc_log_probs(memory)
+        ids, _ = ctc_greedy_decode(log_probs, frames)
+        return ids, trailing_blank_frames(log_probs[0], frames[0]), state
 
     def final(self, state: dict) -> tuple[tf.Tensor, tf.Tensor]:
         """`(ids [1, length], score [1])`: the final transcript of the utterance."""
@@ -171,6 +177,23 @@ class StreamingGraph:
             encoded=(memory, tf.sequence_mask(frames, tf.shape(memory)[1], tf.float32)),
         )  # fmt: skip
         return ids[:, 0], scores[:, 0]
+
+
+def trailing_blank_frames(log_probs, frames):
+    """Frames at the end of `log_probs` `[frames, vocab]` (the first `frames`
+    real) whose best label is no label (blank or EOS): all of them before the
+    first label.
+
+    Example:
+    ```python
+    # best labels 0 5 0 0 (blank = 0) -> 2
+    ```
+    """
+    best = tf.argmax(log_probs[:frames], axis=-1, output_type=tf.int32)
+    label = (best != PAD_ID) & (best != EOS_ID)
+    # -1 when no frame has a label (or there is no frame: max of nothing is not -1).
+    last = tf.reduce_max(tf.concat([[-1], tf.where(label, tf.range(frames), -1)], axis=0))
+    return frames - 1 - last
 
 
 def streaming_functions(graph: StreamingGraph, target_encoder) -> dict:
@@ -188,8 +211,10 @@ def streaming_functions(graph: StreamingGraph, target_encoder) -> dict:
     def stream_step(waveform, samples, frames_done, keys, values, conv_inputs, memory):
         state = dict(zip(STATE, (samples, frames_done, keys, values, conv_inputs, memory),
                          strict=True))  # fmt: skip
-        ids, state = graph.step(waveform, state)
-        return {"partial": target_encoder.tf_decode(ids), **state}
+        ids, blanks, state = graph.step(waveform, state)
+        return {
+            "partial": target_encoder.tf_decode(ids), "trailing_blank_frames": blanks, **state
+        }
 
     @tf.function(input_signature=state_signature)
     def stream_final(samples, frames_done, keys, values, conv_inputs, memory):

@@ -11,14 +11,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import io
-import json
 import os
 import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 
 import numpy as np
 import pytest
@@ -29,7 +23,8 @@ from t2t_lite.server.audio_request import BadAudio, parse_content_type, request_
 from t2t_lite.server.batcher import DynamicBatcher, length_groups
 from t2t_lite.server.metrics import ServerMetrics
 from t2t_lite.server.speech_model import ExportedSpeechModel
-from tests.helpers import assert_quiet_output, run_command
+from tests.helpers import run_command
+from tests.server.served import metric, request, serving
 from tests.serving.runs import SAMPLE_RATE, export_version
 
 MAX_SECONDS = 6.0  # the served limit, so a 413 is cheap to provoke
@@ -88,7 +83,7 @@ def test_raw_pcm_reads_as_the_same_samples_in_each_encoding():
     [
         (b"", "audio/wav", "has no audio"),
         (b"\x00\x01\x02", "audio/pcm", "sample rate and channels"),
-        (b"\x00\x01\x02", "audio/pcm;rate=16000", "not whole s16le samples"),
+        (b"\x00\x01\x02", "audio/pcm;rate=16000", "not whole 16-bit samples"),
         (b"\x00\x01", "audio/pcm;rate=16000;encoding=mulaw", "encoding 'mulaw'"),
         (b"hello", "text/plain", "Content-Type text/plain is not audio"),
         (NOISE_BYTES, "audio/wav", "could not be decoded as FLAC or WAV"),
@@ -117,27 +112,6 @@ def test_metrics_text_is_prometheus_exposition():
 # -- the command, serving a real export ---------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _request(url: str, body: bytes | None = None, content_type: str | None = None):
-    """(status, parsed JSON or text, headers) of one request."""
-    request = urllib.request.Request(url, data=body, method="POST" if body is not None else "GET")
-    if content_type:
-        request.add_header("Content-Type", content_type)
-    try:
-        with urllib.request.urlopen(request, timeout=300) as response:
-            status, payload, headers = response.status, response.read(), response.headers
-    except urllib.error.HTTPError as error:
-        status, payload, headers = error.code, error.read(), error.headers
-    if headers.get_content_type() == "application/json":
-        return status, json.loads(payload), headers
-    return status, payload.decode(), headers
-
-
 def _wav(waveform: np.ndarray, rate: int, channels: int = 1) -> bytes:
     buffer = io.BytesIO()
     data = np.stack([waveform] * channels, axis=1) if channels > 1 else waveform
@@ -163,42 +137,9 @@ def server(speech_run, tmp_path_factory, librispeech_flac):
     """t2t-lite-serve on the export of the tests' tiny speech run."""
     clip = soundfile.read(librispeech_flac, dtype="float32")[0][: 2 * SAMPLE_RATE]
     run = export_version(speech_run, str(tmp_path_factory.mktemp("serve_export")), 1)
-    export_dir = os.path.dirname(run.export_path)
-    port = _free_port()
-    process = subprocess.Popen(
-        [
-            "t2t-lite-serve",
-            f"--export_dir={export_dir}",
-            f"--port={port}",
-            f"--max_seconds={MAX_SECONDS}",
-            "--max_wait_ms=300",
-            "--max_batch=8",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:  # the server never outlives the tests, whatever fails
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 300
-        status = None
-        while time.time() < deadline and process.poll() is None:
-            try:
-                status = _request(f"{url}/healthz")[0]
-            except OSError:
-                status = None
-            if status == 200:
-                break
-            time.sleep(0.5)
-        if status != 200:
-            pytest.fail("the server did not come up (its output follows the test's)")
+    flags = (f"--max_seconds={MAX_SECONDS}", "--max_wait_ms=300", "--max_batch=8")
+    with serving(os.path.dirname(run.export_path), *flags) as url:
         yield {"url": url, "export": run.export_path, "clip": clip}
-    finally:
-        process.terminate()
-        output = process.communicate(timeout=60)[0]
-        print(output[-3000:])  # shown by pytest when a test or this fixture fails
-    assert "Traceback" not in output, output[-3000:]
-    assert_quiet_output(subprocess.CompletedProcess(process.args, 0, output, ""))
 
 
 @pytest.fixture(scope="module")
@@ -209,7 +150,7 @@ def expected(server):
 
 
 def test_a_wav_body_gets_the_exports_transcript_with_word_times(server, expected):
-    status, reply, _ = _request(
+    status, reply, _ = request(
         f"{server['url']}/v1/transcribe", _wav(server["clip"], SAMPLE_RATE), "audio/wav"
     )
     assert status == 200, reply
@@ -232,7 +173,7 @@ def test_every_way_of_sending_audio_gets_the_same_transcript(server, expected):
         "L16": (pcm.astype(">i2").tobytes(), "audio/L16;rate=16000"),
     }
     for name, (body, content_type) in ways.items():
-        status, reply, _ = _request(url, body, content_type)
+        status, reply, _ = request(url, body, content_type)
         assert status == 200, (name, reply)
         assert reply["text"] == expected.text, name
 
@@ -249,41 +190,49 @@ def test_bad_requests_get_one_sentence_and_the_server_keeps_answering(server, ex
         "too long": (long_pcm, "audio/pcm;rate=16000", 413),
     }
     for name, (body, content_type, code) in bad.items():
-        status, reply, _ = _request(url, body, content_type)
+        status, reply, _ = request(url, body, content_type)
         assert status == code, (name, reply)
         assert isinstance(reply, dict) and "\n" not in reply["error"], (name, reply)
-    assert _request(f"{server['url']}/nowhere")[0] == 404
+    assert request(f"{server['url']}/nowhere")[0] == 404
     # A truncated file and a client that leaves mid-upload do not take it down.
-    status, reply, _ = _request(url, wav[: len(wav) // 2], "audio/wav")
+    status, reply, _ = request(url, wav[: len(wav) // 2], "audio/wav")
     assert status in (200, 400), reply
     with socket.create_connection(("127.0.0.1", int(server["url"].rsplit(":", 1)[1]))) as sock:
         sock.sendall(
             b"POST /v1/transcribe HTTP/1.1\r\nHost: x\r\nContent-Type: audio/wav\r\n"
             b"Content-Length: 100000\r\n\r\n" + wav[:1000]
         )
-    status, reply, _ = _request(url, wav, "audio/wav")
+    status, reply, _ = request(url, wav, "audio/wav")
     assert status == 200 and reply["text"] == expected.text
 
 
 def test_concurrent_requests_are_batched(server, expected):
     url = f"{server['url']}/v1/transcribe"
-    before = _request(f"{server['url']}/metrics")[1]
+    before = request(f"{server['url']}/metrics")[1]
     wav = _wav(server["clip"], SAMPLE_RATE)
     with concurrent.futures.ThreadPoolExecutor(6) as pool:
-        replies = list(pool.map(lambda _: _request(url, wav, "audio/wav"), range(6)))
+        replies = list(pool.map(lambda _: request(url, wav, "audio/wav"), range(6)))
     assert all(status == 200 and reply["text"] == expected.text for status, reply, _ in replies)
-    after = _request(f"{server['url']}/metrics")[1]
+    after = request(f"{server['url']}/metrics")[1]
 
-    def value(text, name):
-        return float(next(line.split()[1] for line in text.splitlines() if line.startswith(name)))
-
-    batches = value(after, "t2t_lite_batches_total") - value(before, "t2t_lite_batches_total")
-    requests = value(after, "t2t_lite_batched_requests_total") - value(
+    batches = metric(after, "t2t_lite_batches_total") - metric(before, "t2t_lite_batches_total")
+    requests = metric(after, "t2t_lite_batched_requests_total") - metric(
         before, "t2t_lite_batched_requests_total"
     )
     assert requests == 6 and batches < 6  # at least two requests shared a batch
     assert 't2t_lite_requests_total{route="/v1/transcribe",status="400"}' in after
-    assert value(after, "t2t_lite_real_time_factor") > 0
+    assert metric(after, "t2t_lite_real_time_factor") > 0
+
+
+def test_the_page_is_served_and_a_model_that_cannot_stream_says_so(server):
+    status, page, headers = request(f"{server['url']}/")
+    assert status == 200 and headers.get_content_type() == "text/html"
+    assert 'id="mic"' in page and "/page/page.js" in page
+    for script in ("page.js", "pcm-worklet.js"):
+        status, _, headers = request(f"{server['url']}/page/{script}")
+        assert status == 200 and headers.get_content_type() == "text/javascript"
+    status, reply, _ = request(f"{server['url']}/v1/stream")
+    assert status == 400 and "does not stream" in reply["error"]
 
 
 def test_a_wrong_export_dir_is_one_line_and_exit_1(tmp_path):
@@ -293,4 +242,3 @@ def test_a_wrong_export_dir_is_one_line_and_exit_1(tmp_path):
         f"t2t-lite-serve: error: {tmp_path} holds no SavedModel (no saved_model.pb in it or "
         "in a numbered version under it); pass what t2t-lite-exporter wrote as --export_dir."
     ]
-    assert sys.executable  # the command ran from this environment's scripts

@@ -32,6 +32,12 @@ from tests.helpers import (
 
 # Inputs of 300 frames (3 s of audio) at most.
 SPEECH_HPARAMS = f"{TINY_CTC_SPEECH},{NO_DROPOUT},max_input_seq_length=300"
+# The streaming quick start's featurization: causal, from a training-set prior.
+STREAMING_HPARAMS = (
+    f"{TINY_CTC_SPEECH},{NO_DROPOUT},ffn_layer=conv_relu_conv,use_dynamic_chunk=True,"
+    "audio_causal_normalization=True,audio_normalization_prior_frames=100,"
+    "max_input_seq_length=300"
+)
 TEXT_HPARAMS = f"{TINY_TRANSFORMER},{NO_DROPOUT},max_input_seq_length=12,max_target_seq_length=24"
 SAMPLE_RATE = 16000
 
@@ -62,6 +68,13 @@ def tone_and_noise() -> dict[str, np.ndarray]:
     tone = 0.5 * np.sin(2 * np.pi * 440.0 * time)
     noise = np.random.default_rng(0).uniform(-0.3, 0.3, int(0.8 * SAMPLE_RATE))
     return {"hi": tone.astype(np.float32), "no": noise.astype(np.float32)}
+
+
+def quiet_room(seconds: float, seed: int = 1) -> np.ndarray:
+    """`seconds` of a microphone's noise floor: uniform noise at about -60 dBFS
+    (digital silence would be trimmed as no audio at all)."""
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1e-3, 1e-3, int(seconds * SAMPLE_RATE)).astype(np.float32)
 
 
 def pad_rows(rows: list[np.ndarray], dtype) -> np.ndarray:
@@ -120,13 +133,19 @@ def reference_decode(run: Run, features: dict) -> tuple[list[str], np.ndarray]:
     return [run.encoders["targets"].decode(row[0]) for row in ids], scores[:, 0]
 
 
-def train_speech_run(directory, overrides: str = SPEECH_HPARAMS, steps: int = 80) -> Run:
-    """A speech model trained to say "hi" for a tone and "no" for noise.
+def train_speech_run(
+    directory, overrides: str = SPEECH_HPARAMS, steps: int = 80, silence: float = 0.0
+) -> Run:
+    """A speech model trained to say "hi" for a tone and "no" for noise
+    (with `silence` seconds of a quiet room, noise at -60 dBFS, either side
+    of each clip, so its CTC head learns silence as blank, as a real model's
+    does).
 
     Hparams that want a normalization prior get the clips' statistics, as
     the trainer gives them its training data's.
     """
-    clips = tone_and_noise()
+    quiet = quiet_room(silence)
+    clips = {text: np.concatenate([quiet, clip, quiet]) for text, clip in tone_and_noise().items()}
     problem = registry.problem("librispeech")
     hparams = create_hparams("transformer_tiny", overrides, problem)
     config = FeatureConfig.from_hparams(hparams)

@@ -10,6 +10,7 @@ import textwrap
 import numpy as np
 import pytest
 import soundfile
+import tensorflow as tf
 
 from t2t_lite import run_dir
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
@@ -17,17 +18,11 @@ from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
 from t2t_lite.decoding.search.model_search import decode_cap
 from t2t_lite.serving import export
+from t2t_lite.streaming.graph import trailing_blank_frames
 from t2t_lite.streaming.recognizer import StreamingRecognizer, feature_lookahead_frames
 from t2t_lite.streaming.simulation import StreamTiming
-from tests.helpers import CTC_BEAM_DECODE, NO_DROPOUT, TINY_CTC_SPEECH, run_command
-from tests.serving.runs import pad_rows, tone_and_noise, train_speech_run
-
-# The streaming quick start's featurization: causal, from a training-set prior.
-STREAMING_HPARAMS = (
-    f"{TINY_CTC_SPEECH},{NO_DROPOUT},ffn_layer=conv_relu_conv,use_dynamic_chunk=True,"
-    "audio_causal_normalization=True,audio_normalization_prior_frames=100,"
-    "max_input_seq_length=300"
-)
+from tests.helpers import CTC_BEAM_DECODE, run_command
+from tests.serving.runs import STREAMING_HPARAMS, pad_rows, tone_and_noise, train_speech_run
 
 
 @pytest.fixture(scope="module")
@@ -113,6 +108,17 @@ def test_decoder_refuses_to_stream_a_model_trained_without_chunks(speech_run, tm
     assert last.startswith("t2t-lite-decoder: error:") and "use_dynamic_chunk=True" in last
 
 
+def test_trailing_blank_frames_count_from_the_last_label_of_the_real_frames():
+    def count(best_labels, frames):
+        log_probs = np.log(np.eye(5, dtype=np.float32)[best_labels] * 0.9 + 0.02)
+        return int(trailing_blank_frames(tf.constant(log_probs), frames))
+
+    assert count([0, 3, 0, 0, 1, 0], 6) == 4  # EOS is no label either
+    assert count([0, 3, 0, 0, 4, 4], 4) == 2  # padding frames are not read
+    assert count([0, 0, 0], 3) == 3 and count([0], 0) == 0
+    assert count([2, 2], 2) == 0
+
+
 def test_latency_is_read_in_simulated_real_time():
     timing = StreamTiming(
         audio_ends=[0.2, 0.4, 0.6], computes=[0.05, 0.3, 0.05],
@@ -141,14 +147,15 @@ STREAM_CLIENT = textwrap.dedent(
     results = []
     for waveform in audio:  # one connection per recording
         state = signatures["stream_start"]()
-        partials = []
+        partials, blanks = [], []
         for start in range(0, waveform.shape[0], 1600):  # 0.1 s at a time
             chunk = tf.constant(waveform[None, start : start + 1600])
             out = signatures["stream_step"](waveform=chunk, **state)
             partials.append(out.pop("partial").numpy()[0].decode())
+            blanks.append([int(out.pop("trailing_blank_frames")), int(out["frames_done"])])
             state = out
         final = signatures["stream_final"](**state)["outputs"].numpy()[0].decode()
-        results.append({"partials": partials, "final": final})
+        results.append({"partials": partials, "blanks": blanks, "final": final})
     print(json.dumps(results))
     """
 )
@@ -188,4 +195,10 @@ def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, tmp_path):
         best_paths.append(run.encoders["targets"].decode(np.asarray(ids)[0]))
     assert tone["final"] == expected.finalize() == "hi"
     assert tone["partials"] == best_paths and expected.encoded_frames > 0
-    assert silence == {"partials": [""] * 10, "final": ""}
+    # Endpointing's input: frames since the partial's last label, all of them before one.
+    assert [b for b, f in tone["blanks"] if f] and all(
+        (b == f) == (not p) for (b, f), p in zip(tone["blanks"], tone["partials"], strict=True)
+    )
+    assert tone["blanks"][-1][0] < tone["blanks"][-1][1]
+    assert silence["partials"] == [""] * 10 and silence["final"] == ""
+    assert all(b == f for b, f in silence["blanks"])  # (digital silence: no frames at all)

@@ -1,0 +1,312 @@
+"""t2t-lite-serve's WebSocket stream on a tiny trained streaming model, as a
+client uses it: a stream of two tones with silence between (at 48 kHz, so
+the server resamples) gives partials and two "hi" finals in the stream's
+clock; every malformed message is answered and closes only its stream; too
+many streams get 503; and the page in a real browser (headless Chromium,
+its fake microphone playing a WAV) shows the transcript.
+
+The rules underneath (endpoints, the stream resampler) are tested beside,
+without a model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+
+import aiohttp
+import numpy as np
+import pytest
+import soundfile
+
+from t2t_lite import run_dir
+from t2t_lite.data.audio_io import StreamResampler, resample
+from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.serving import export
+from t2t_lite.streaming.endpoint import Endpoint, EndpointRules
+from tests.helpers import CTC_BEAM_DECODE
+from tests.server.served import free_port, metric, request, serving
+from tests.serving.runs import (
+    SAMPLE_RATE,
+    STREAMING_HPARAMS,
+    quiet_room,
+    tone_and_noise,
+    train_speech_run,
+)
+
+CLIENT_RATE = 48000  # what a browser's microphone gives
+
+
+# -- without a model ---------------------------------------------------------------
+
+
+def test_endpoint_rules_are_wenets_three():
+    rules = EndpointRules(silence_before_speech=5, silence_after_speech=1, max_utterance=20)
+    assert rules.check(spoke=False, trailing_silence=4.9, utterance=4.9) is Endpoint.NONE
+    assert rules.check(spoke=False, trailing_silence=5.0, utterance=5.0) is Endpoint.DISCARD
+    assert rules.check(spoke=True, trailing_silence=0.9, utterance=6.0) is Endpoint.NONE
+    assert rules.check(spoke=True, trailing_silence=1.0, utterance=6.0) is Endpoint.FINAL
+    assert rules.check(spoke=True, trailing_silence=0.0, utterance=20.0) is Endpoint.FINAL
+    with pytest.raises(ValueError, match="max_utterance must be positive"):
+        EndpointRules(max_utterance=0)
+
+
+@pytest.mark.parametrize("from_rate", [48000, 44100, 8000, 16000])
+def test_a_stream_resampled_piece_by_piece_is_the_whole_resampled(from_rate):
+    rng = np.random.default_rng(from_rate)
+    audio = rng.uniform(-1, 1, 2 * from_rate).astype(np.float32)
+    stream, pieces, start = StreamResampler(from_rate, SAMPLE_RATE), [], 0
+    while start < audio.size:
+        size = int(rng.integers(1, from_rate // 5))
+        pieces.append(stream(audio[start : start + size]))
+        start += size
+    pieces.append(stream(np.zeros(0, np.float32), final=True))
+    np.testing.assert_allclose(
+        np.concatenate(pieces), resample(audio, from_rate, SAMPLE_RATE), atol=1e-6
+    )
+
+
+# -- the command, streaming a real export -------------------------------------------
+
+
+def _stream_audio() -> tuple[np.ndarray, list[tuple[float, float]]]:
+    """Two tones with a quiet room around them, at the model's rate, and where the tones are."""
+    tone = tone_and_noise()["hi"]
+    quiet = [quiet_room(seconds, seed) for seed, seconds in enumerate((0.3, 1.2, 0.3))]
+    audio = np.concatenate([quiet[0], tone, quiet[1], tone, quiet[2]])
+    first = len(quiet[0]) / SAMPLE_RATE
+    second = first + (len(tone) + len(quiet[1])) / SAMPLE_RATE
+    return audio, [(first, first + 1.0), (second, second + 1.0)]
+
+
+@pytest.fixture(scope="module")
+def streaming(tmp_path_factory):
+    """t2t-lite-serve on an export (80 ms chunks) of a tiny streaming model."""
+    directory = tmp_path_factory.mktemp("stream_serve")
+    run = train_speech_run(directory / "run", STREAMING_HPARAMS, steps=200, silence=0.5)
+    trained = export.TrainedRun(run.output_dir, run.problem, run_dir.load_hparams(run.output_dir))
+    export_dir = str(directory / "export")
+    export.export_run(
+        trained, export_dir, DecodeConfig.parse(f"{CTC_BEAM_DECODE},chunk_frames=2"), 1
+    )
+    # Utterances end at 1.92 s (the first 80 ms step past 1.9 s): the rule every
+    # model meets; the tiny model's CTC head is not peaky enough to give blanks.
+    flags = ("--endpoint_max_utterance_seconds=1.9", "--max_streams=2", "--max_wait_ms=50")
+    with serving(export_dir, *flags) as url:
+        yield url
+
+
+async def _converse(url: str, start: dict | str | None, messages: list, close: bool = True):
+    """Sends `start` then `messages` (bytes: audio; dict: JSON) on one stream;
+    returns (every JSON message received, the close code)."""
+    received = []
+    async with aiohttp.ClientSession() as session:
+        async with session.ws_connect(f"{url.replace('http', 'ws')}/v1/stream") as ws:
+            for message in ([start] if start is not None else []) + messages:
+                if isinstance(message, bytes):
+                    await ws.send_bytes(message)
+                elif isinstance(message, str):
+                    await ws.send_str(message)
+                else:
+                    await ws.send_json(message)
+            if not close:  # the client leaves without a close frame
+                ws._response.connection.transport.abort()  # noqa: SLF001
+                return received, None
+            async for reply in ws:
+                if reply.type == aiohttp.WSMsgType.TEXT:
+                    received.append(json.loads(reply.data))
+            return received, ws.close_code
+
+
+def _pcm_chunks(audio: np.ndarray, seconds: float = 0.1) -> list[bytes]:
+    """`audio` at the client's rate as float32 messages of `seconds`."""
+    client = resample(audio, SAMPLE_RATE, CLIENT_RATE)
+    size = int(seconds * CLIENT_RATE)
+    return [client[i : i + size].astype("<f4").tobytes() for i in range(0, client.size, size)]
+
+
+def test_a_stream_gives_partials_and_a_final_per_utterance_in_the_streams_clock(streaming):
+    audio, tones = _stream_audio()
+    start = {"type": "start", "sample_rate": CLIENT_RATE, "format": "f32le"}
+    chunks = _pcm_chunks(audio)  # 100 ms each: every one completes an 80 ms chunk
+    messages, code = asyncio.run(_converse(streaming, start, [*chunks, {"type": "end"}]))
+    assert code == 1000
+    ready, *rest = messages
+    assert ready == {"type": "ready", "sample_rate": SAMPLE_RATE, "chunk_seconds": 0.08,
+                     "model_version": "1"}  # fmt: skip
+    partials = [m for m in rest if m["type"] == "partial"]
+    finals = [m for m in rest if m["type"] == "final"]
+    assert {m["type"] for m in rest} == {"partial", "final"}
+    assert len(chunks) - 1 <= len(partials) <= len(chunks) + 1  # a partial per step
+    for utterance in (0, 1):  # the tiny model's partials say something in each
+        assert any(p["text"] for p in partials if p["utterance"] == utterance)
+    assert [(f["utterance"], f["text"]) for f in finals] == [(0, "hi"), (1, "hi")]
+    # The first utterance reached its longest (1.9 s, to the step) and ended at most
+    # there (audio its encoder had not read goes to the next); the second starts there.
+    assert finals[0]["start"] == 0.0 and 1.3 <= finals[0]["end"] <= 1.9 + 0.08
+    assert finals[1]["start"] == finals[0]["end"]
+    assert finals[1]["end"] == pytest.approx(audio.size / SAMPLE_RATE, abs=0.01)
+    for final, (begin, end) in zip(finals, tones, strict=True):
+        (word,) = final["words"]  # in the stream's clock, inside its utterance
+        assert word["word"] == "hi" and 0 <= word["confidence"] <= 1
+        assert final["start"] <= word["start"] < (begin + end) / 2 < word["end"] <= final["end"]
+
+
+BAD_STREAMS = {  # (start message, messages after it) -> words of the error, close code
+    "audio before start": (None, [b"\x00\x00"], "before the start message", 1008),
+    "text not JSON": ("hello", [], "must be JSON", 1008),
+    "unknown type": ({"type": "pause"}, [], "must be JSON", 1008),
+    "no sample rate": ({"type": "start"}, [], "sample rate and channels", 1003),
+    "rate too low": ({"type": "start", "sample_rate": 100}, [], "8000 to 192000", 1003),
+    "unknown format": (
+        {"type": "start", "sample_rate": 16000, "format": "mulaw"}, [], "'mulaw'", 1003
+    ),
+    "half a sample": ({"type": "start", "sample_rate": 16000}, [b"\x00\x01\x02"], "whole", 1003),
+    "second start": (
+        {"type": "start", "sample_rate": 16000}, [{"type": "start", "sample_rate": 16000}],
+        "already started", 1008,
+    ),
+}  # fmt: skip
+
+
+def test_malformed_streams_get_one_sentence_and_the_server_keeps_serving(streaming):
+    for name, (start, messages, words, code) in BAD_STREAMS.items():
+        received, closed = asyncio.run(_converse(streaming, start, messages))
+        errors = [m for m in received if m["type"] == "error"]
+        assert len(errors) == 1 and words in errors[0]["error"], (name, received)
+        assert "\n" not in errors[0]["error"] and closed == code, (name, closed)
+    # Random bytes as float32 (NaN and infinities among them), and a client
+    # that leaves mid-stream, cost nothing but their own streams.
+    noise = np.random.default_rng(5).integers(0, 256, 64000, np.uint8).tobytes()
+    start = {"type": "start", "sample_rate": 16000, "format": "f32le"}
+    received, closed = asyncio.run(_converse(streaming, start, [noise, {"type": "end"}]))
+    assert closed == 1000 and not [m for m in received if m["type"] == "error"]
+    asyncio.run(_converse(streaming, start, [noise[:32000]], close=False))
+    audio, _ = _stream_audio()  # in one message: still cut at the longest utterance
+    received, closed = asyncio.run(_converse(streaming, start, [
+        audio.astype("<f4").tobytes(), {"type": "end"}
+    ]))  # fmt: skip
+    finals = [m for m in received if m["type"] == "final"]
+    assert [m["text"] for m in finals] == ["hi", "hi"] and finals[0]["end"] <= 1.9 + 0.08
+    deadline = time.time() + 30  # the server notices the client that left
+    while metric(request(f"{streaming}/metrics")[1], "t2t_lite_active_streams ") and (
+        time.time() < deadline
+    ):
+        time.sleep(0.2)
+    text = request(f"{streaming}/metrics")[1]
+    assert metric(text, "t2t_lite_active_streams ") == 0
+    assert metric(text, "t2t_lite_streams_total") >= len(BAD_STREAMS) + 3
+    assert metric(text, "t2t_lite_stream_real_time_factor") > 0
+
+
+def test_streams_past_the_limit_get_503_with_retry_after(streaming):
+    async def scenario():
+        start = {"type": "start", "sample_rate": 16000}
+        ws_url = f"{streaming.replace('http', 'ws')}/v1/stream"
+        async with aiohttp.ClientSession() as session:
+            held = [await session.ws_connect(ws_url) for _ in range(2)]
+            for ws in held:
+                await ws.send_json(start)
+                assert (await ws.receive_json())["type"] == "ready"
+            upgrade = {"Upgrade": "websocket", "Connection": "Upgrade"}
+            async with session.get(ws_url, headers=upgrade) as refused:
+                status, retry = refused.status, refused.headers.get("Retry-After")
+                reply = await refused.json()
+            for ws in held:
+                await ws.close()
+            return status, retry, reply
+
+    status, retry, reply = asyncio.run(scenario())
+    assert status == 503 and retry == "2" and "its 2 streams" in reply["error"]
+
+
+# -- the page, in a real browser --------------------------------------------------------
+
+
+async def _page_transcript(devtools_port: int, seconds: float) -> dict:
+    """Clicks the page's microphone button through Chromium's DevTools
+    protocol and returns what the page shows once a final appears."""
+    async with aiohttp.ClientSession() as session:
+        deadline = time.time() + 60
+        while True:  # the browser's DevTools endpoint comes up
+            try:
+                async with session.get(f"http://127.0.0.1:{devtools_port}/json/list") as reply:
+                    pages = [t for t in await reply.json() if t["type"] == "page"]
+                if pages:
+                    break
+            except aiohttp.ClientError:
+                pass
+            if time.time() > deadline:
+                raise AssertionError("Chromium's DevTools endpoint did not come up")
+            await asyncio.sleep(0.3)
+        async with session.ws_connect(pages[0]["webSocketDebuggerUrl"], max_msg_size=0) as cdp:
+            calls = 0
+
+            async def evaluate(expression: str):
+                nonlocal calls
+                calls += 1
+                await cdp.send_json({"id": calls, "method": "Runtime.evaluate", "params": {
+                    "expression": expression, "userGesture": True, "returnByValue": True,
+                }})  # fmt: skip
+                async for message in cdp:
+                    answer = json.loads(message.data)
+                    if answer.get("id") == calls:
+                        result = answer["result"]
+                        assert "exceptionDetails" not in result, result["exceptionDetails"]
+                        return result["result"].get("value")
+                raise AssertionError("Chromium closed its DevTools connection")
+
+            loaded = "document.readyState == 'complete' && !!document.getElementById('mic')"
+            while not await evaluate(loaded):  # (the first document is about:blank)
+                await asyncio.sleep(0.2)
+            await evaluate("document.getElementById('mic').click()")
+            shown = {}
+            end = time.time() + seconds
+            while time.time() < end:
+                shown = await evaluate(
+                    "({finals: [...document.querySelectorAll('#finals .text')]"
+                    ".map(e => e.textContent),"
+                    " status: document.getElementById('status').textContent})"
+                )
+                if shown["finals"]:
+                    break
+                await asyncio.sleep(0.5)
+            return shown
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium here (Debian: apt-get install chromium)")
+def test_the_page_in_chromium_shows_what_its_microphone_hears(streaming, tmp_path):
+    tone = tone_and_noise()["hi"]
+    fake_microphone = tmp_path / "microphone.wav"  # looped by Chromium: tone, then silence
+    soundfile.write(
+        fake_microphone, np.concatenate([np.zeros(8000), tone, np.zeros(24000)]), SAMPLE_RATE,
+        subtype="PCM_16",
+    )  # fmt: skip
+    assert 'id="mic"' in request(f"{streaming}/")[1]
+    assert "registerProcessor" in request(f"{streaming}/page/pcm-worklet.js")[1]
+    devtools_port = free_port()
+    with tempfile.TemporaryDirectory() as profile:
+        browser = subprocess.Popen(
+            [
+                CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                f"--user-data-dir={profile}", f"--remote-debugging-port={devtools_port}",
+                "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+                f"--use-file-for-fake-audio-capture={fake_microphone}",
+                "--autoplay-policy=no-user-gesture-required", f"{streaming}/",
+            ],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            shown = asyncio.run(_page_transcript(devtools_port, seconds=60))
+        finally:
+            browser.terminate()
+            errors = browser.communicate(timeout=30)[1]
+    assert shown.get("finals", [])[:1] == ["hi"], (shown, errors[-2000:])
+    assert "Listening" in shown["status"]

@@ -5,7 +5,9 @@
         http://127.0.0.1:8000/v1/transcribe
     # or open http://127.0.0.1:8000/ and press the microphone button
 
-`$EXPORT` is what `t2t-lite-exporter` wrote (its newest version is served).
+`$EXPORT` is what `t2t-lite-exporter` wrote: a SavedModel's versions (the
+newest is served) or, with `--format=tflite`, an on-device export (LiteRT
+runs it; files only, no word times, no streaming).
 Routes, limits and batching: `t2t_lite/server/app.py` and docs/serving.md.
 aiohttp serves it: a maintained asyncio server with HTTP/1.1, multipart and
 WebSockets built in, so nothing of the protocol is written by hand here.
@@ -19,10 +21,13 @@ from aiohttp import web
 from t2t_lite.cli import common
 from t2t_lite.server.app import ServerConfig, make_app
 from t2t_lite.server.speech_model import ExportedSpeechModel, ExportNotFoundError, newest_version
+from t2t_lite.server.tflite_model import TfliteSpeechModel, is_tflite_export, litert_missing
 from t2t_lite.streaming.endpoint import EndpointRules
 
 if "export_dir" not in flags.FLAGS:  # the exporter defines it too (one process, both CLIs)
-    flags.DEFINE_string("export_dir", None, "What t2t-lite-exporter wrote.")
+    flags.DEFINE_string(
+        "export_dir", None, "What t2t-lite-exporter wrote (a SavedModel or a .tflite export)."
+    )
 flags.DEFINE_string("host", "127.0.0.1", "Interface to listen on (0.0.0.0: every one).")
 flags.DEFINE_integer("port", 8000, "Port to listen on.")
 flags.DEFINE_float("max_seconds", ServerConfig.max_seconds, "Longest recording accepted.")
@@ -58,10 +63,16 @@ def main(argv: list[str]) -> int:
             raise common.CliError(f"--{name} must be positive, got {getattr(FLAGS, name)}.")
     if FLAGS.max_wait_ms < 0:
         raise common.CliError(f"--max_wait_ms must be >= 0, got {FLAGS.max_wait_ms}.")
-    try:
-        path = newest_version(export_dir)  # a wrong path fails now, not after start-up
-    except ExportNotFoundError as error:
-        raise common.CliError(str(error)) from error
+    if is_tflite_export(export_dir):  # t2t-lite-exporter --format=tflite
+        if litert_missing():
+            raise common.CliError(litert_missing())
+        path, model_class = export_dir, TfliteSpeechModel
+    else:
+        try:
+            path = newest_version(export_dir)  # a wrong path fails now, not after start-up
+        except ExportNotFoundError as error:
+            raise common.CliError(str(error)) from error
+        model_class = ExportedSpeechModel
     endpoint = EndpointRules(
         silence_before_speech=FLAGS.endpoint_no_speech_seconds,
         silence_after_speech=FLAGS.endpoint_silence_seconds,
@@ -71,8 +82,8 @@ def main(argv: list[str]) -> int:
         FLAGS.max_seconds, FLAGS.max_batch, FLAGS.max_wait_ms, FLAGS.max_streams, endpoint
     )
 
-    def load_model() -> ExportedSpeechModel:
-        model = ExportedSpeechModel(path)
+    def load_model() -> ExportedSpeechModel | TfliteSpeechModel:
+        model = model_class(path)
         model.warm_up()  # before /healthz says 200
         return model
 

@@ -129,8 +129,9 @@ async def stream(request: web.Request) -> web.StreamResponse:
         return not_ready(app)
     if not model.streams:
         return error_response(
-            400, f"model version {model.version} does not stream: export a model trained "
-            "with use_dynamic_chunk=True (and a CTC head) to stream; POST files to /v1/transcribe.",
+            400, f"this server's model ({model.version}) does not stream: streaming needs the "
+            "SavedModel export of a model trained with use_dynamic_chunk=True and a CTC head; "
+            "POST files to /v1/transcribe.",
         )  # fmt: skip
     limit = app[CONFIG].max_streams
     if app.get(ACTIVE_STREAMS, 0) >= limit:

@@ -19,11 +19,14 @@ import pytest
 import soundfile
 
 from t2t_lite.data.audio_io import resample, to_int16_pcm
+from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.litert.transcriber import LiteRtTranscriber
 from t2t_lite.server.audio_request import BadAudio, parse_content_type, request_audio
 from t2t_lite.server.batcher import DynamicBatcher, length_groups
 from t2t_lite.server.metrics import ServerMetrics
 from t2t_lite.server.speech_model import ExportedSpeechModel
-from tests.helpers import run_command
+from t2t_lite.serving.tflite_export import export_tflite
+from tests.helpers import CTC_BEAM_DECODE, run_command
 from tests.server.served import metric, request, serving
 from tests.serving.runs import SAMPLE_RATE, export_version
 
@@ -204,6 +207,8 @@ def test_bad_requests_get_one_sentence_and_the_server_keeps_answering(server, ex
         )
     status, reply, _ = request(url, wav, "audio/wav")
     assert status == 200 and reply["text"] == expected.text
+    counted = request(f"{server['url']}/metrics")[1]
+    assert 't2t_lite_requests_total{route="/v1/transcribe",status="400"}' in counted
 
 
 def test_concurrent_requests_are_batched(server, expected):
@@ -220,7 +225,6 @@ def test_concurrent_requests_are_batched(server, expected):
         before, "t2t_lite_batched_requests_total"
     )
     assert requests == 6 and batches < 6  # at least two requests shared a batch
-    assert 't2t_lite_requests_total{route="/v1/transcribe",status="400"}' in after
     assert metric(after, "t2t_lite_real_time_factor") > 0
 
 
@@ -233,6 +237,22 @@ def test_the_page_is_served_and_a_model_that_cannot_stream_says_so(server):
         assert status == 200 and headers.get_content_type() == "text/javascript"
     status, reply, _ = request(f"{server['url']}/v1/stream")
     assert status == 400 and "does not stream" in reply["error"]
+
+
+def test_a_tflite_export_is_served_by_litert(speech_run, librispeech_flac, tmp_path):
+    run = speech_run
+    clip = soundfile.read(librispeech_flac, dtype="float32")[0][: 2 * SAMPLE_RATE]
+    export_tflite(run.model, run.hparams, DecodeConfig.parse(CTC_BEAM_DECODE),
+                  run.encoders["targets"], str(tmp_path))  # fmt: skip
+    expected = LiteRtTranscriber(str(tmp_path)).transcribe(clip)
+    with serving(str(tmp_path), "--max_wait_ms=0") as url:
+        status, reply, _ = request(f"{url}/v1/transcribe", _wav(clip, SAMPLE_RATE), "audio/wav")
+        assert status == 200, reply
+        assert (reply["text"], reply["words"]) == (expected.text, None)
+        assert reply["score"] == pytest.approx(expected.score, abs=1e-4)
+        assert reply["model_version"] == "tflite-float32"
+        status, reply, _ = request(f"{url}/v1/stream")
+        assert status == 400 and "does not stream" in reply["error"]
 
 
 def test_a_wrong_export_dir_is_one_line_and_exit_1(tmp_path):

@@ -90,7 +90,9 @@ class StreamSession:
         self._samples = 0
         self._start_sample = start_sample
         self._spoke = False
-        self._encoded_end = self._speech_end = 0.0
+        self._speech_end = self._silence_from = 0.0
+        self._zero_run = 0  # exact zeros at the end of its audio
+        self._leading_zeros = 0  # and before its first sound
 
     @property
     def started(self) -> bool:
@@ -184,16 +186,45 @@ class StreamSession:
         self._audio.append(samples)
         self._samples += samples.size
         self._spoke = self._spoke or bool(result.partial.strip())
-        # The encoder's frames end behind the audio (its look-ahead and chunk):
-        # where they end, and where the last one with a label ends.
-        self._encoded_end = int(result.state["frames_done"]) * self.model.frame_seconds
-        self._speech_end = self._encoded_end - result.trailing_silence
-        endpoint = self.rules.check(self._spoke, result.trailing_silence, self._samples / self.rate)
+        self._track_zeros(samples)
+        silence = self._silence(result.trailing_silence, result.state["frames_done"])
+        endpoint = self.rules.check(self._spoke, silence, self._samples / self.rate)
         end = (self._start_sample + self._samples) / self.rate
         step = SessionStep(self.utterances, result.partial, endpoint, samples.size / self.rate, end)
         if endpoint is Endpoint.DISCARD:  # keep what the encoder has not read yet
-            self._next_utterance(self._cut(self._encoded_end - self._margin))
+            self._next_utterance(self._cut(self._silence_from))
         return step
+
+    def _track_zeros(self, samples: np.ndarray) -> None:
+        """Counts the exact zeros at the utterance's end and before its first sound."""
+        self._zero_run = _trailing_zeros(samples, self._zero_run)
+        if self._zero_run == self._samples:  # nothing but zeros yet
+            self._leading_zeros = self._samples
+        elif self._leading_zeros == self._samples - samples.size:  # the first sound
+            self._leading_zeros += int(np.flatnonzero(samples)[0])
+
+    def _silence(self, blank_seconds: float, frames_done) -> float:
+        """The utterance's trailing silence, in seconds; sets `_speech_end`
+        (where its last label ends) and `_silence_from` (where a silent
+        utterance may be cut without losing speech).
+
+        The encoder's frames end behind the audio (its look-ahead and
+        chunk); silence is what its CTC head calls blank since the last
+        label. Digital silence (exact zeros) at the end is silence the
+        encoder never sees (the featurization trims it, so the frames
+        before it wait for more audio): there the zeros are the silence,
+        and the speech ends where they begin.
+        """
+        # The featurization trims leading zeros too: the frames start after them.
+        encoded_end = self._leading_zeros / self.rate + int(frames_done) * self.model.frame_seconds
+        zeros = self._zero_run / self.rate
+        if zeros > blank_seconds:
+            self._speech_end = self._samples / self.rate - zeros
+            self._silence_from = self._samples / self.rate - self._margin
+            return zeros
+        self._speech_end = encoded_end - blank_seconds
+        self._silence_from = encoded_end - self._margin
+        return blank_seconds
 
     @property
     def _margin(self) -> float:
@@ -229,3 +260,9 @@ class StreamSession:
         if carry.size:
             self._pending.insert(0, carry)
             self._pending_samples += carry.size
+
+
+def _trailing_zeros(samples: np.ndarray, run: int) -> int:
+    """The run of exact zeros ending `samples`, continuing a run of `run` before them."""
+    nonzero = np.flatnonzero(samples)
+    return run + samples.size if nonzero.size == 0 else samples.size - 1 - int(nonzero[-1])

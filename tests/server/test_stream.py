@@ -95,7 +95,10 @@ def streaming(tmp_path_factory):
     )
     # Utterances end at 1.92 s (the first 80 ms step past 1.9 s): the rule every
     # model meets; the tiny model's CTC head is not peaky enough to give blanks.
-    flags = ("--endpoint_max_utterance_seconds=1.9", "--max_streams=2", "--max_wait_ms=50")
+    flags = (
+        "--endpoint_max_utterance_seconds=1.9", "--endpoint_silence_seconds=0.5",
+        "--max_streams=2", "--max_wait_ms=50",
+    )  # fmt: skip
     with serving(export_dir, *flags) as url:
         yield url
 
@@ -154,6 +157,19 @@ def test_a_stream_gives_partials_and_a_final_per_utterance_in_the_streams_clock(
         (word,) = final["words"]  # in the stream's clock, inside its utterance
         assert word["word"] == "hi" and 0 <= word["confidence"] <= 1
         assert final["start"] <= word["start"] < (begin + end) / 2 < word["end"] <= final["end"]
+
+
+def test_digital_silence_after_speech_ends_the_utterance(streaming):
+    """Exact zeros never reach the encoder (the featurization trims them), so
+    they count as the endpoint's silence directly; the cut falls a quarter
+    second (half the endpoint's 0.5 s) after the speech."""
+    tone = tone_and_noise()["hi"]
+    audio = np.concatenate([tone, np.zeros(int(0.8 * SAMPLE_RATE), np.float32), tone])
+    start = {"type": "start", "sample_rate": SAMPLE_RATE, "format": "f32le"}
+    chunks = [audio[i : i + 1600].astype("<f4").tobytes() for i in range(0, audio.size, 1600)]
+    received, closed = asyncio.run(_converse(streaming, start, [*chunks, {"type": "end"}]))
+    finals = [(m["text"], m["start"], m["end"]) for m in received if m["type"] == "final"]
+    assert closed == 1000 and finals == [("hi", 0.0, 1.25), ("hi", 1.25, 2.8)]
 
 
 BAD_STREAMS = {  # (start message, messages after it) -> words of the error, close code

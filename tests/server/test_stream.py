@@ -243,19 +243,21 @@ def test_streams_past_the_limit_get_503_with_retry_after(streaming):
 # -- the page, in a real browser --------------------------------------------------------
 
 
+async def _devtools_pages(session: aiohttp.ClientSession, port: int) -> list[dict]:
+    """The browser's open pages; none while its DevTools endpoint is not up yet."""
+    try:
+        async with session.get(f"http://127.0.0.1:{port}/json/list") as reply:
+            return [target for target in await reply.json() if target["type"] == "page"]
+    except aiohttp.ClientError:  # not listening yet
+        return []
+
+
 async def _page_transcript(devtools_port: int, seconds: float) -> dict:
     """Clicks the page's microphone button through Chromium's DevTools
     protocol and returns what the page shows once a final appears."""
     async with aiohttp.ClientSession() as session:
         deadline = time.time() + 60
-        while True:  # the browser's DevTools endpoint comes up
-            try:
-                async with session.get(f"http://127.0.0.1:{devtools_port}/json/list") as reply:
-                    pages = [t for t in await reply.json() if t["type"] == "page"]
-                if pages:
-                    break
-            except aiohttp.ClientError:
-                pass
+        while not (pages := await _devtools_pages(session, devtools_port)):
             if time.time() > deadline:
                 raise AssertionError("Chromium's DevTools endpoint did not come up")
             await asyncio.sleep(0.3)

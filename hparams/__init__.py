@@ -4,4 +4,9 @@ Importing this package registers every set; `t2t_lite.registry` does so on
 its first lookup.
 """
 
-from t2t_lite.hparams import algorithmic, librispeech, transformer  # noqa: F401
+from t2t_lite.hparams import (  # noqa: F401
+    algorithmic,
+    language_models,
+    librispeech,
+    transformer,
+)

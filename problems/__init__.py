@@ -6,6 +6,7 @@ on its first lookup.
 
 from t2t_lite.problems import (  # noqa: F401
     algorithmic,
+    language_models,
     librispeech,
     speechocean762,
     spoken_synth,

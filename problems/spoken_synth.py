@@ -42,7 +42,13 @@ from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError, SplitReport
 from t2t_lite.data.speech_problem import SpeechRecognitionProblem, Utterance
 from t2t_lite.data.spoken_synth.corpus import WORD_TIMES_NAME, build_corpus, corpus_is_complete
 from t2t_lite.data.spoken_synth.espeak import EspeakError
-from t2t_lite.data.spoken_synth.plan import LONG, TEST_VOICES, TRAIN_VOICES, CorpusConfig
+from t2t_lite.data.spoken_synth.plan import (
+    LONG,
+    TEST_VOICES,
+    TRAIN_VOICES,
+    CorpusConfig,
+    plan_corpus,
+)
 
 
 @registry.register_problem
@@ -121,6 +127,12 @@ class SpokenSynth(SpeechRecognitionProblem):
             os.makedirs(data_dir, exist_ok=True)
             shutil.copyfile(os.path.join(root, WORD_TIMES_NAME), target + ".incomplete")
             os.replace(target + ".incomplete", target)
+
+    def transcripts(self, tmp_dir: str, split: str) -> Iterator[str]:
+        """`split`'s sentences from the corpus's plan, without synthesizing audio."""
+        del tmp_dir
+        for plan in plan_corpus(self.corpus_config())[split]:
+            yield plan.text
 
     def utterances(
         self, data_dir: str, tmp_dir: str, split: str, report: SplitReport

@@ -37,6 +37,7 @@ from t2t_lite.decoding.input_batches import (
 )
 from t2t_lite.decoding.result import Decoded
 from t2t_lite.decoding.search.model_search import BatchDecoder
+from t2t_lite.decoding.search.phrase_bias import configured_phrases
 from t2t_lite.hparam import HParams
 from t2t_lite.streaming.simulation import StreamingTranscriber
 
@@ -64,13 +65,14 @@ class TextDecoder:
     timed_words = False
 
     def __init__(self, model, hparams: HParams, problem: Problem, data_dir, config: DecodeConfig):
-        self._search = BatchDecoder(model, hparams, config)
-        self.config = self._search.decode_config
-        self.cap = self._search.cap
-        self._hparams, self._problem, self._data_dir = hparams, problem, data_dir
         encoders = problem.feature_encoders(data_dir)
         self._targets = encoders["targets"]
         self._inputs = encoders.get("inputs", self._targets)
+        phrases = configured_phrases(config, self._targets)
+        self._search = BatchDecoder(model, hparams, config, phrases)
+        self.config = self._search.decode_config
+        self.cap = self._search.cap
+        self._hparams, self._problem, self._data_dir = hparams, problem, data_dir
 
     @staticmethod
     def check_lines(problem, data_dir, hparams: HParams, lines: list[str], path: str):
@@ -142,12 +144,20 @@ class SpeechDecoder:
         self.config, self.cap = search.decode_config, search.cap
         self._problem, self._data_dir = problem, data_dir
         self._targets = problem.feature_encoders(data_dir)["targets"]
+        phrases = configured_phrases(config, self._targets)
         if config.chunk_frames > 0:
+            if phrases:
+                raise ValueError(
+                    "decode hparam hotwords_file is not applied to streamed decoding yet "
+                    "(chunk_frames > 0); decode whole recordings to bias them."
+                )
             self._transcriber = StreamingTranscriber(
                 model, hparams, config, self._targets, config.chunk_frames
             )
         else:
-            self._transcriber = WaveformTranscriber(model, hparams, config, self.cap, self._targets)
+            self._transcriber = WaveformTranscriber(
+                model, hparams, config, self.cap, self._targets, phrases
+            )
         self.timed_words = self._transcriber.timed_words
         self._soundless = 0
 

@@ -79,6 +79,23 @@ def save_flags(output_dir: str, flag_values: dict) -> None:
     )
 
 
+def load_flags(output_dir: str) -> dict:
+    """The trainer's flags.json in `output_dir`, or {} when the run has none.
+
+    Raises:
+        ValueError: the file is not a JSON object.
+    """
+    path = os.path.join(output_dir, FLAGS_FILE)
+    if not tf.io.gfile.exists(path):
+        return {}
+    with tf.io.gfile.GFile(path) as handle:
+        try:
+            saved = json.load(handle)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path} is not valid JSON ({error}).") from error
+    return saved if isinstance(saved, dict) else {}
+
+
 def append_eval_results(output_dir: str, results: dict) -> None:
     """Appends one JSON line of eval results (read by people and tests)."""
     path = os.path.join(output_dir, EVAL_RESULTS_FILE)

@@ -202,6 +202,14 @@ def speech_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def no_lm_run(tmp_path_factory):
+    """A language model that saw "no" three times as often as "hi" (fused with `speech_run`)."""
+    from tests.serving.runs import train_lm_run
+
+    return train_lm_run(tmp_path_factory.mktemp("no_lm_run"), ["no", "no", "no", "hi"])
+
+
+@pytest.fixture(scope="session")
 def text_run(tmp_path_factory):
     from tests.serving.runs import train_text_run
 

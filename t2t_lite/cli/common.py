@@ -8,7 +8,6 @@ bad flags) into one line on stderr and exit status 1, never a traceback.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -125,15 +124,10 @@ class RunSettings:
 
 def saved_flags(output_dir: str) -> dict:
     """The trainer's flags.json in `output_dir`, or {} when the run has none."""
-    path = os.path.join(output_dir, run_dir.FLAGS_FILE)
-    if not tf.io.gfile.exists(path):
-        return {}
     try:
-        with tf.io.gfile.GFile(path) as handle:
-            saved = json.load(handle)
-    except json.JSONDecodeError as error:
-        raise CliError(f"{path} is not valid JSON ({error}); pass --problem.") from error
-    return saved if isinstance(saved, dict) else {}
+        return run_dir.load_flags(output_dir)
+    except ValueError as error:
+        raise CliError(f"{error} Pass --problem.") from error
 
 
 def run_settings(output_dir: str, ignored: tuple[str, ...] = ()) -> RunSettings:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from t2t_lite.decoding.search.language_model import load_language_model
+from t2t_lite.decoding.search.phrase_bias import DEFAULT_BOOST
 from t2t_lite.hparam import HParams
 
 # The CTC share of joint decoding for a model with a CTC head, unless the
@@ -50,6 +52,13 @@ class DecodeConfig:
         stream_final: a streamed utterance's final: "search", the joint
             beam search over the streamed encoder output, or "rescore", U2's
             attention rescoring of the CTC prefix search's n-best.
+        lm_dir: a language model's t2t-lite-trainer output_dir, for shallow
+            fusion (`search/language_model.py`).
+        lm_weight: the LM's share: `lm_weight * log P_LM` is added to each
+            extension's score; 0 leaves the search as it is without an LM.
+        hotwords_file: a phrase list to bias the search towards, one phrase
+            per line, `PHRASE :BOOST` to set one's boost (`phrase_bias.py`).
+        hotword_boost: the bonus per matched token of a phrase without one.
 
     Example:
     >>> config = DecodeConfig.parse("beam_size=2,ctc_weight=0.5")
@@ -68,6 +77,10 @@ class DecodeConfig:
     segment_seconds: float = 0.0
     chunk_frames: int = 0
     stream_final: str = "search"
+    lm_dir: str = ""
+    lm_weight: float = 0.0
+    hotwords_file: str = ""
+    hotword_boost: float = DEFAULT_BOOST
 
     def __post_init__(self):
         at_least = {
@@ -85,6 +98,15 @@ class DecodeConfig:
                 )
         if self.ctc_weight != MODEL_CTC_WEIGHT and not 0.0 <= self.ctc_weight <= 1.0:
             raise ValueError(f"decode hparam ctc_weight must be in [0, 1], got {self.ctc_weight}.")
+        if self.lm_weight < 0:
+            raise ValueError(f"decode hparam lm_weight must be >= 0, got {self.lm_weight}.")
+        if self.lm_weight > 0 and not self.lm_dir:
+            raise ValueError(
+                f"decode hparam lm_weight={self.lm_weight} needs lm_dir, the output_dir of "
+                "a trained language model (t2t-lite-trainer --problem=languagemodel_...)."
+            )
+        if not self.hotword_boost > 0:
+            raise ValueError(f"decode hparam hotword_boost must be > 0, got {self.hotword_boost}.")
         if self.stream_final not in STREAM_FINALS:
             raise ValueError(
                 f"decode hparam stream_final must be one of {', '.join(STREAM_FINALS)}, "
@@ -128,4 +150,11 @@ class DecodeConfig:
                 "this one was trained without one (train with hparam ctc_loss_weight > 0), "
                 "so decode with ctc_weight=0."
             )
+        if config.lm_weight > 0:
+            if config.ctc_weight >= 1.0:
+                raise ValueError(
+                    "decode hparam lm_weight needs a beam search; ctc_weight=1 is CTC greedy "
+                    "decoding, which has none (use ctc_weight < 1)."
+                )
+            load_language_model(config.lm_dir, model)  # checked (and loaded) here, once
         return config

@@ -50,7 +50,7 @@ from typing import Any
 import tensorflow as tf
 
 from t2t_lite.data.problem import Problem
-from t2t_lite.data.text_encoders import EOS_ID, TextEncoder
+from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder, TextEncoder
 from t2t_lite.decoding.audio.input_limits import (
     input_tokens,
     max_input_frames,
@@ -60,7 +60,9 @@ from t2t_lite.decoding.audio.input_limits import (
 from t2t_lite.decoding.audio.long_form import join_pieces
 from t2t_lite.decoding.audio.transcriber import search_pieces, time_words
 from t2t_lite.decoding.decode_config import DecodeConfig, has_ctc_head
+from t2t_lite.decoding.search.language_model import load_language_model
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
+from t2t_lite.decoding.search.phrase_bias import tf_phrase_features
 from t2t_lite.decoding.timing.word_times import WordTimer, encoder_frame_seconds
 from t2t_lite.hparam import HParams
 from t2t_lite.streaming.graph import StreamingGraph, streaming_functions
@@ -118,6 +120,9 @@ class ServingModule(tf.Module):
         self.max_decode_length = decode_cap(hparams, decode_config)
         # Tracked, so that the SavedModel holds the weights the graph reads.
         self.model_variables = [getattr(v, "value", v) for v in model.variables]
+        if decode_config.lm_weight > 0:  # shallow fusion: the LM's graph and weights inside
+            lm = load_language_model(decode_config.lm_dir)
+            self.lm_variables = [getattr(v, "value", v) for v in lm.variables]
         if self._modality == "speech":
             self.max_input_frames = max_input_frames(hparams)
             self.segment_seconds = segment_seconds(hparams, decode_config)
@@ -138,6 +143,27 @@ class ServingModule(tf.Module):
                 self._word_timer = WordTimer(encoders["targets"].token_surfaces(), hparams)
                 self.serve_timed = tf.function(
                     self._serve_speech_timed, input_signature=waveform_signature
+                )
+            if isinstance(encoders["targets"], ByteTextEncoder):  # phrase biasing needs bytes
+                phrase_signature = [
+                    tf.TensorSpec([None], tf.string, name="phrases"),
+                    tf.TensorSpec([None], tf.float32, name="phrase_boosts"),
+                ]
+                self._search_biased = tf.function(
+                    lambda waveform, waveform_length, phrase_ids, phrase_boosts: search_pieces(
+                        model,
+                        waveform,
+                        waveform_length,
+                        hparams,
+                        decode_config,
+                        self.max_decode_length,
+                        {"phrase_ids": phrase_ids, "phrase_boosts": phrase_boosts},
+                    ),  # fmt: skip
+                    input_signature=waveform_signature
+                    + [tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], tf.float32)],
+                )
+                self.serve_biased = tf.function(
+                    self._serve_speech_biased, input_signature=waveform_signature + phrase_signature
                 )
             if has_ctc_head(model) and model.config.use_dynamic_chunk:  # streaming
                 self.stream_chunk_frames = decode_config.chunk_frames or DEFAULT_CHUNK_FRAMES
@@ -170,6 +196,8 @@ class ServingModule(tf.Module):
         signatures = {"serving_default": self.signature()}
         if hasattr(self, "serve_timed"):
             signatures["transcribe_timed"] = self.serve_timed.get_concrete_function()
+        if hasattr(self, "serve_biased"):
+            signatures["transcribe_biased"] = self.serve_biased.get_concrete_function()
         for name, function in getattr(self, "_streaming", {}).items():
             signatures[name] = function.get_concrete_function()
         return signatures
@@ -177,18 +205,26 @@ class ServingModule(tf.Module):
     # -- input -> model features ---------------------------------------------------
 
     @staticmethod
-    def _checked_waveforms(waveform, waveform_length):
-        # A loaded signature called from Python checks dtypes but not ranks;
-        # checking in the graph gives every client TF's own shape error.
-        waveform = tf.ensure_shape(waveform, [None, None])
-        waveform_length = tf.ensure_shape(waveform_length, [None])
-        same_batch = tf.debugging.assert_equal(
-            tf.shape(waveform)[0],
-            tf.shape(waveform_length)[0],
-            message="waveform and waveform_length must have the same batch size",
+    def _paired(first, second, first_rank: int, message: str):
+        """`first` and `second` checked in the graph: ranks (`first_rank`, 1)
+        and the same first dimension, else the request fails with `message`.
+
+        A loaded signature called from Python checks dtypes but not ranks;
+        checking in the graph gives every client TF's own shape error.
+        """
+        first = tf.ensure_shape(first, [None] * first_rank)
+        second = tf.ensure_shape(second, [None])
+        same = tf.debugging.assert_equal(tf.shape(first)[0], tf.shape(second)[0], message=message)
+        with tf.control_dependencies([same]):
+            return tf.identity(first), tf.identity(second)
+
+    def _checked_waveforms(self, waveform, waveform_length):
+        return self._paired(
+            waveform,
+            waveform_length,
+            2,
+            "waveform and waveform_length must have the same batch size",
         )
-        with tf.control_dependencies([same_batch]):
-            return tf.identity(waveform), waveform_length
 
     def _serve_speech(self, waveform, waveform_length):
         waveform, waveform_length = self._checked_waveforms(waveform, waveform_length)
@@ -199,17 +235,37 @@ class ServingModule(tf.Module):
 
     def _serve_speech_timed(self, waveform, waveform_length):
         waveform, waveform_length = self._checked_waveforms(waveform, waveform_length)
-        searched = self._search_pieces(waveform, waveform_length)
-        num_rows = tf.shape(waveform)[0]
-        times = time_words(searched, self._word_timer, num_rows)
+        return self._best_with_times(
+            self._search_pieces(waveform, waveform_length), tf.shape(waveform)[0]
+        )
+
+    def _best_with_times(self, searched: dict, num_rows) -> dict:
+        """Each recording's best transcript, its score and, with a CTC head,
+        its timed words (`transcribe_timed`'s outputs)."""
         texts = self._parts.encoders["targets"].tf_decode(searched["ids"][:, 0])
-        return {
+        result = {
             "outputs": join_pieces(texts, searched["rows"], num_rows),
             "scores": tf.math.unsorted_segment_sum(
                 searched["scores"][:, 0], searched["rows"], num_rows
             ),
-            **times._asdict(),
         }
+        if hasattr(self, "_word_timer"):
+            result.update(time_words(searched, self._word_timer, num_rows)._asdict())
+        return result
+
+    def _serve_speech_biased(self, waveform, waveform_length, phrases, phrase_boosts):
+        """`serving_default` (`transcribe_timed` with a CTC head) biased towards
+        the request's phrases (`decoding/search/phrase_bias.py`): each
+        earns its boost per matched byte, in any case."""
+        waveform, waveform_length = self._checked_waveforms(waveform, waveform_length)
+        phrases, boosts = self._paired(
+            phrases, phrase_boosts, 1, "phrases and phrase_boosts must have the same length"
+        )
+        listed = tf_phrase_features(phrases, boosts)
+        searched = self._search_biased(
+            waveform, waveform_length, listed["phrase_ids"], listed["phrase_boosts"]
+        )
+        return self._best_with_times(searched, tf.shape(waveform)[0])
 
     def _serve_text(self, inputs):
         inputs = tf.ensure_shape(inputs, [None])  # see _serve_speech

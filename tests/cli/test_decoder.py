@@ -210,3 +210,39 @@ def test_output_format_needs_audio_files(trained):
         and "Traceback" not in result.stderr
     )
     assert "--decode_from_file" in last
+
+
+def test_hotwords_and_a_language_model_reach_the_search(trained, tmp_path, no_lm_run):
+    """A listed word spelled out by the biased search, a fused LM accepted;
+    a bad hotwords file or lm_dir is one line and exit 1."""
+    _, _, output_dir = trained
+    hotwords = tmp_path / "hotwords.txt"
+    hotwords.write_text("zebra :20\n")
+    base = "beam_size=2,alpha=0.6,batch_size=2"
+    out = tmp_path / "biased.txt"
+    result = decoder(
+        trained, f"--decode_to_file={out}", f"--decode_hparams={base},hotwords_file={hotwords}"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "zebra" in out.read_text().lower()  # LibriSpeech's upper case: "ZEBRA"
+    plain = tmp_path / "plain.txt"
+    assert decoder(trained, f"--decode_to_file={plain}").returncode == 0
+    assert "zebra" not in plain.read_text().lower()
+
+    fused = tmp_path / "fused.txt"
+    lm = f"--decode_hparams={base},lm_dir={no_lm_run.output_dir},lm_weight=0.3"
+    result = decoder(trained, f"--decode_to_file={fused}", lm)
+    assert result.returncode == 0, result.stderr
+    assert fused.exists()
+
+    hotwords.write_text("zebra :lots\n")
+    cases = {
+        f"hotwords_file={hotwords}": "line 1: the boost after ' :' must be a number > 0",
+        f"hotwords_file={tmp_path / 'none.txt'}": "cannot be read",
+        f"lm_dir={tmp_path},lm_weight=0.3": "holds no t2t-lite-trainer run",
+    }
+    for overrides, expected in cases.items():
+        result = decoder(trained, f"--decode_hparams={base},{overrides}")
+        assert result.returncode == 1
+        lines = result.stderr.strip().splitlines()
+        assert expected in lines[-1] and "Traceback" not in result.stderr

@@ -101,7 +101,7 @@ def test_all_nan_rows_read_as_silence(config, speech):
 
 def test_pipeline_decoder_and_export_featurize_alike(config, speech):
     """The input pipeline (not training), and the pieces the decoder and the
-    SavedModel featurize (`transcriber.transcribe_pieces`), give the same
+    SavedModel featurize (`transcriber.search_pieces`), give the same
     features for the same audio: one featurization."""
     problem = registry.problem("librispeech")
     run_hparams = problem.add_hparams(HParams(**AUDIO_HPARAMS))

@@ -52,14 +52,16 @@ class Run:
     export_path: str = ""
 
 
-def export_version(run: Run, export_dir: str, version: int) -> Run:
-    """A copy of `run` with `export_path`: the run exported as `version`."""
+def export_version(run: Run, export_dir: str, version: int, decode_extra: str = "") -> Run:
+    """A copy of `run` with `export_path`: the run exported as `version`
+    (decoded as `run_decode_hparams` says, then `decode_extra`)."""
     from t2t_lite.serving import export
 
     trained = export.TrainedRun(run.output_dir, run.problem, run_dir.load_hparams(run.output_dir))
-    path = export.export_run(
-        trained, export_dir, DecodeConfig.parse(run_decode_hparams(run)), version=version
+    decode_config = DecodeConfig.parse(
+        decode_extra, base=DecodeConfig.parse(run_decode_hparams(run))
     )
+    path = export.export_run(trained, export_dir, decode_config, version=version)
     return dataclasses.replace(run, export_path=path)
 
 
@@ -155,6 +157,18 @@ def train_speech_run(
     features = speech_features(list(clips.values()), hparams)
     encoder = problem.feature_encoders(None)["targets"]
     features["targets"] = pad_rows([np.array(encoder.encode(t) + [1]) for t in clips], np.int32)
+    return make_run(directory, problem, hparams, features, steps)
+
+
+def train_lm_run(directory, sentences: list[str], steps: int = 40) -> Run:
+    """A language model of `sentences` in the speech runs' byte vocabulary,
+    saved as `t2t-lite-trainer --problem=languagemodel_spoken_synth` saves one."""
+    problem = registry.problem("languagemodel_spoken_synth")
+    encoder = problem.feature_encoders(None)["targets"]
+    features = {
+        "targets": pad_rows([np.array(encoder.encode(t) + [1]) for t in sentences], np.int32)
+    }
+    hparams = create_hparams("transformer_tiny", f"{TINY_TRANSFORMER},{NO_DROPOUT}", problem)
     return make_run(directory, problem, hparams, features, steps)
 
 

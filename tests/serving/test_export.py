@@ -31,6 +31,7 @@ from t2t_lite.decoding.search.model_search import BatchDecoder
 from t2t_lite.serving import export
 from t2t_lite.serving.serving_module import ServingModule
 from tests.helpers import (
+    CTC_BEAM_DECODE,
     DEGENERATE_WAVEFORMS,
     assert_quiet_output,
     full_lengths,
@@ -59,6 +60,18 @@ FLACS = [
 def speech_export(speech_run, tmp_path_factory) -> Run:
     """speech_run, exported as version 1 (library call)."""
     return export_version(speech_run, str(tmp_path_factory.mktemp("speech_export")), 1)
+
+
+@pytest.fixture(scope="module")
+def fused_export(speech_run, no_lm_run, tmp_path_factory) -> Run:
+    """speech_run with `no_lm_run` fused in (`fused_decode`), exported."""
+    directory = str(tmp_path_factory.mktemp("fused_export"))
+    return export_version(speech_run, directory, 1, fused_decode(no_lm_run))
+
+
+def fused_decode(lm_run) -> str:
+    """Decode hparams that fuse `lm_run` strongly enough to change the tone's text."""
+    return f"lm_dir={lm_run.output_dir},lm_weight=1.0"
 
 
 @pytest.fixture(scope="module")
@@ -243,7 +256,7 @@ def flacs(librispeech_mini) -> list[np.ndarray]:
 
 
 @pytest.fixture(scope="module")
-def served(speech_export, text_export, tmp_path_factory, flacs) -> dict:
+def served(speech_export, text_export, fused_export, tmp_path_factory, flacs) -> dict:
     """Every request below, answered by the exports in a process without t2t-lite."""
     directory = tmp_path_factory.mktemp("requests")
     clips = tone_and_noise()
@@ -254,6 +267,24 @@ def served(speech_export, text_export, tmp_path_factory, flacs) -> dict:
     requests = {
         "speech:waveform": pad_rows(speech_batch, np.float32),
         "speech:waveform_length": np.array([len(w) for w in speech_batch], np.int32),
+        # Phrase lists per request: one that matches (written as a user might),
+        # one that starts to match and fails, and none at all.
+        **{
+            f"{name}:{key}": value
+            for name, phrases in (
+                ("biased", ["  NO "]),
+                ("biased_nope", ["nope"]),
+                ("biased_empty", []),
+            )
+            for key, value in (
+                ("waveform", pad_rows(speech_batch, np.float32)),
+                ("waveform_length", np.array([len(w) for w in speech_batch], np.int32)),
+                ("phrases", np.array([p.encode() for p in phrases], dtype=bytes)),
+                ("phrase_boosts", np.ones(len(phrases), np.float32)),
+            )
+        },  # fmt: skip
+        "fused:waveform": pad_rows(speech_batch, np.float32),
+        "fused:waveform_length": np.array([len(w) for w in speech_batch], np.int32),
         "timed:waveform": pad_rows(speech_batch, np.float32),
         "timed:waveform_length": np.array([len(w) for w in speech_batch], np.int32),
         "timed_long:waveform": long_flac[None],
@@ -285,12 +316,20 @@ def served(speech_export, text_export, tmp_path_factory, flacs) -> dict:
         name: (
             run.export_path,
             sorted(k.split(":")[1] for k in requests if k.startswith(name + ":")),
-            "transcribe_timed" if name.startswith("timed") else "serving_default",
-        )
+            "transcribe_timed"
+            if name.startswith("timed")
+            else "transcribe_biased"
+            if name.startswith("biased")
+            else "serving_default",
+        )  # fmt: skip
         for name, run in [
             ("timed", speech_export),
             ("timed_long", speech_export),
             ("speech", speech_export),
+            ("fused", fused_export),
+            ("biased", speech_export),
+            ("biased_nope", speech_export),
+            ("biased_empty", speech_export),
             ("long", speech_export),
             ("cut", speech_export),
             ("silence", speech_export),
@@ -327,6 +366,42 @@ def test_export_without_t2t_lite_equals_in_process_speech_decoding(speech_run, s
     assert served["speech"]["outputs"] == texts
     np.testing.assert_allclose(served["speech"]["scores"], scores, rtol=1e-4, atol=1e-4)
     assert texts[0] == "hi" and texts[2] == "no"
+
+
+def test_an_export_with_a_fused_lm_decodes_as_the_decoder_fuses_it(
+    speech_run, no_lm_run, fused_export, served
+):
+    """The LM's weights and graph are inside the SavedModel (served without
+    t2t-lite), and its answers are the in-process fused search's."""
+    waveforms = served["_waveforms"]["speech"]
+    features = speech_features(waveforms, speech_run.hparams)
+    config = DecodeConfig.parse(fused_decode(no_lm_run), base=DecodeConfig.parse(CTC_BEAM_DECODE))
+    ids, scores = BatchDecoder(speech_run.model, speech_run.hparams, config)(features)
+    texts = [speech_run.encoders["targets"].decode(row[0]) for row in ids]
+    assert "error" not in served["fused"], served["fused"]
+    assert served["fused"]["outputs"] == texts
+    np.testing.assert_allclose(served["fused"]["scores"], scores[:, 0], rtol=1e-4, atol=1e-4)
+    assert texts[0] == "no" != served["speech"]["outputs"][0]  # the LM changed the tone's text
+    metadata_path = os.path.join(fused_export.export_path, "assets.extra", export.METADATA_FILE)
+    with open(metadata_path) as handle:
+        metadata = json.load(handle)
+    assert metadata["decode_hparams"]["lm_weight"] == 1.0
+
+
+def test_the_biased_signature_takes_a_phrase_list_per_request(served):
+    """Listing "no" turns the tone's close call (the tiny model hears "hi"),
+    and the words are timed as `transcribe_timed` times them; a list that
+    never matches whole ("nope"), or none, changes nothing."""
+    plain = served["timed"]
+    for name in ("biased", "biased_nope", "biased_empty"):
+        assert "error" not in served[name], served[name]
+    assert plain["outputs"][0] == "hi" and plain["outputs"][2] == "no"  # tone, noise
+    assert served["biased"]["outputs"][0] == served["biased"]["outputs"][2] == "no"
+    assert served["biased"]["words"][0][0] == "no"
+    for name in ("biased_nope", "biased_empty"):
+        assert served[name]["outputs"] == plain["outputs"]
+        np.testing.assert_allclose(served[name]["scores"], plain["scores"], atol=1e-4)
+        assert served[name]["starts"] == plain["starts"]
 
 
 def test_timed_signature_gives_the_transcripts_words_in_order(served):

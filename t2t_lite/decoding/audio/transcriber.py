@@ -1,6 +1,6 @@
 """Speech transcription from waveforms: the graph the SavedModel serves, in process.
 
-`transcribe_pieces` is the whole speech path between a request's waveforms
+`search_pieces` is the whole speech path between a request's waveforms
 and the search's ids: long recordings split at pauses
 (`long_form.split_recordings`), the pieces featurized by the input
 pipeline's `speech_features.featurize_batch`, pieces with no speech given
@@ -79,7 +79,13 @@ def piece_features(pieces, piece_lengths, hparams: HParams, decode_config: Decod
 
 
 def search_pieces(
-    model, waveforms, lengths, hparams: HParams, decode_config: DecodeConfig, cap: int
+    model,
+    waveforms,
+    lengths,
+    hparams: HParams,
+    decode_config: DecodeConfig,
+    cap: int,
+    phrases: dict | None = None,
 ):
     """Splits recordings into pieces (`long_form.split_recordings`), featurizes
     and decodes the pieces as one batch, keeping what word times need.
@@ -92,6 +98,8 @@ def search_pieces(
         hparams: the run's hparams (`audio_*`, length limits).
         decode_config: decode hparams (search, `segment_seconds`, `silence_dbfs`).
         cap: the static decode cap (`decode.decode_cap`).
+        phrases: the request's phrase list (`phrase_bias.phrase_features`'
+            `phrase_ids` and `phrase_boosts`), or None.
 
     Returns:
         A dict: `ids [pieces, beams, length]` and `scores [pieces, beams]`
@@ -103,6 +111,7 @@ def search_pieces(
         the search decoded from (the encoder runs once).
     """
     features, rows, offsets = _pieces(waveforms, lengths, hparams, decode_config)
+    features.update(phrases or {})
     memory, memory_mask = model.encode(features, training=False)
     ids, scores = model_search(model, features, decode_config, cap, encoded=(memory, memory_mask))
     searched = {"ids": ids, "scores": scores, "rows": rows, "offsets": offsets}
@@ -112,12 +121,9 @@ def search_pieces(
     return searched
 
 
-def transcribe_pieces(
-    model, waveforms, lengths, hparams: HParams, decode_config: DecodeConfig, cap: int
-):
-    """`search_pieces`' `(ids, scores, rows)`: the transcripts of every piece
-    and the recording each came from."""
-    searched = search_pieces(model, waveforms, lengths, hparams, decode_config, cap)
+def _transcripts(searched: dict) -> tuple:
+    """`(ids, scores, rows)` of `search_pieces`' result: every piece's beams
+    and the recording each piece came from."""
     return searched["ids"], searched["scores"], searched["rows"]
 
 
@@ -143,41 +149,15 @@ def time_words(searched: dict, timer: WordTimer, num_rows):
     return join_word_times(piece_times, searched["rows"], num_rows)
 
 
-def transcribe_pieces_timed(
-    model,
-    waveforms,
-    lengths,
-    hparams: HParams,
-    decode_config: DecodeConfig,
-    cap: int,
-    timer: WordTimer,
-):
-    """`transcribe_pieces`, and when each word of each recording's best
-    hypothesis was said (`time_words`).
-
-    Args:
-        model: a speech `Transformer` with a CTC head.
-        waveforms, lengths, hparams, decode_config, cap: as for `search_pieces`.
-        timer: a `WordTimer` for the model's targets.
-
-    Returns:
-        `(ids, scores, rows, word_times)`: `transcribe_pieces`' results and a
-        `WordTimes` with one row per recording.
-    """
-    if not has_ctc_head(model):
-        raise ValueError(NEEDS_CTC_HEAD)
-    searched = search_pieces(model, waveforms, lengths, hparams, decode_config, cap)
-    times = time_words(searched, timer, tf.shape(waveforms)[0])
-    return searched["ids"], searched["scores"], searched["rows"], times
-
-
 class WaveformTranscriber:
-    """The SavedModel's speech path in process: `transcribe_pieces`, traced once,
+    """The SavedModel's speech path in process: `search_pieces`, traced once,
     with each recording's piece texts joined as the graph joins them.
 
     Args:
-        model, hparams, decode_config, cap: as for `transcribe_pieces`.
+        model, hparams, decode_config, cap: as for `search_pieces`.
         target_encoder: the problem's target encoder (any, graph ops or not).
+        phrases: a phrase list every recording is biased towards
+            (`phrase_bias.phrase_features`), or None.
 
     Call arguments:
         waveforms: float32 `[batch, samples]`, zero padded.
@@ -194,27 +174,36 @@ class WaveformTranscriber:
     """
 
     def __init__(
-        self, model, hparams: HParams, decode_config: DecodeConfig, cap: int, target_encoder
+        self,
+        model,
+        hparams: HParams,
+        decode_config: DecodeConfig,
+        cap: int,
+        target_encoder,
+        phrases: dict | None = None,
     ):
         self._encoder = target_encoder
         decode_config = decode_config.for_model(model)
         self.timed_words = has_ctc_head(model)  # word times need the CTC head
         signature = [tf.TensorSpec([None, None], tf.float32), tf.TensorSpec([None], tf.int32)]
+
+        def search(waveforms, lengths):
+            return search_pieces(model, waveforms, lengths, hparams, decode_config, cap, phrases)
+
         self._transcribe = tf.function(
-            lambda waveforms, lengths: transcribe_pieces(
-                model, waveforms, lengths, hparams, decode_config, cap
-            ),
+            lambda waveforms, lengths: _transcripts(search(waveforms, lengths)),
             input_signature=signature,
         )
         self._transcribe_timed = None
         if self.timed_words:
             timer = WordTimer(target_encoder.token_surfaces(), hparams)
-            self._transcribe_timed = tf.function(
-                lambda waveforms, lengths: transcribe_pieces_timed(
-                    model, waveforms, lengths, hparams, decode_config, cap, timer
-                ),
-                input_signature=signature,
-            )
+
+            def search_timed(waveforms, lengths):
+                searched = search(waveforms, lengths)
+                times = time_words(searched, timer, tf.shape(waveforms)[0])
+                return (*_transcripts(searched), times)
+
+            self._transcribe_timed = tf.function(search_timed, input_signature=signature)
 
     def __call__(self, waveforms, lengths) -> list[Decoded]:
         ids, scores, rows = (t.numpy() for t in self._transcribe(waveforms, lengths))

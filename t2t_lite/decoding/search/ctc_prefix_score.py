@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from t2t_lite.decoding.search.scorer import Scorer, gather_candidates
+
 # ESPnet's "logzero": finite, so that differences and sums stay finite (no
 # inf - inf = NaN), and far below any real log probability.
 LOG_ZERO = -1.0e10
@@ -89,8 +91,11 @@ def _linear_recurrence(log_x: tf.Tensor, log_input: tf.Tensor) -> tf.Tensor:
     return inclusive + _log_cumsum_exp(log_input - exclusive)
 
 
-class CtcPrefixScorer:
+class CtcPrefixScorer(Scorer):
     """Scores one-token extensions of beam hypotheses with a CTC posterior.
+
+    A partial scorer: a candidate's step score is its prefix score less its
+    parent's, so that the sum along a hypothesis is its prefix score.
 
     Args:
         log_probs: float32 `[batch, frames, vocab]` per-frame log posteriors
@@ -108,6 +113,8 @@ class CtcPrefixScorer:
     # psi - state["score"][..., None] is each candidate's CTC score increment
     ```
     """
+
+    partial = True
 
     def __init__(self, log_probs, lengths, blank_id: int = 0, eos_id: int = 1):
         log_probs = tf.cast(log_probs, tf.float32)
@@ -137,6 +144,14 @@ class CtcPrefixScorer:
             "score": tf.zeros([batch, beam_size], tf.float32),
             "last": tf.fill([batch, beam_size], -1),
         }
+
+    def score(self, state, alive_seq, step, candidates=None):
+        prefix_scores, forward = self.extend(state, candidates, step)
+        new_state = {"r": forward, "score": prefix_scores, "last": candidates}
+        return prefix_scores - state["score"][:, :, None], new_state
+
+    def select(self, state, new_state, parents, columns, tokens):
+        return {k: gather_candidates(v, parents, columns) for k, v in new_state.items()}
 
     def extend(self, state: dict, candidates: tf.Tensor, step) -> tuple[tf.Tensor, tf.Tensor]:
         """Prefix scores of each hypothesis extended by each candidate token.

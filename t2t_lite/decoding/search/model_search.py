@@ -6,7 +6,11 @@ and the SavedModel share.
 - beam search with the attention decoder (T2T's; greedy with beam_size 1),
 - joint CTC/attention beam search when `0 < ctc_weight < 1` (ESPnet's hybrid
   decoding: each extension scored `(1 - w) * attention + w * CTC prefix`),
-- CTC greedy decoding when `ctc_weight == 1` (no decoder loop at all).
+- CTC greedy decoding when `ctc_weight == 1` (no decoder loop at all);
+- with `lm_weight > 0`, a language model's log probabilities added to
+  each extension's score (shallow fusion, `language_model.py`);
+- with `phrase_ids` and `phrase_boosts` in the features, bonuses for
+  spelling the request's phrases (`phrase_bias.py`).
 
 An input with no speech (`inputs_length` 0: an empty waveform, or one the
 featurizer found silent) decodes to the empty sequence, score 0.
@@ -27,9 +31,13 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.decoding.decode_config import DecodeConfig
-from t2t_lite.decoding.search.beam_search import beam_search
+from t2t_lite.decoding.search.beam_search import scored_beam_search
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
 from t2t_lite.decoding.search.ctc_prefix_score import CtcPrefixScorer
+from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
+from t2t_lite.decoding.search.language_model import language_model_scorer
+from t2t_lite.decoding.search.phrase_bias import PhraseBiasScorer
+from t2t_lite.decoding.search.scorer import WeightedScorer
 from t2t_lite.hparam import HParams
 
 LENGTH_QUANTUM = 16
@@ -86,19 +94,38 @@ def model_search(
         ids, scores = ctc_greedy_decode(model.ctc_log_probs(memory), frames)
         ids, scores = ids[:, None], scores[:, None]
     else:
-        scorer = None
-        if weight > 0.0:
-            scorer = CtcPrefixScorer(model.ctc_log_probs(memory), frames)
         cache = model.initial_decode_cache(
             features, cap if fixed_shapes else None, encoded=(memory, memory_mask)
         )
+        decoder = DecoderScorer(
+            lambda ids, step, states: model.decode_step(ids[:, -1], step, states),
+            cache,
+            use_fixed_shapes=fixed_shapes,
+        )
+        scorers = [WeightedScorer(decoder, 1.0 - weight)]
+        if weight > 0.0:
+            ctc = CtcPrefixScorer(model.ctc_log_probs(memory), frames)
+            scorers.append(WeightedScorer(ctc, weight))
+        if decode_config.lm_weight > 0.0:  # shallow fusion
+            lm = language_model_scorer(
+                decode_config.lm_dir, batch_size, cap if fixed_shapes else None
+            )
+            scorers.append(WeightedScorer(lm, decode_config.lm_weight))
+        if "phrase_ids" in features:  # the request's phrase list (hotwords)
+            bias = PhraseBiasScorer(
+                features["phrase_ids"],
+                features["phrase_boosts"],
+                batch_size,
+                model.target_vocab_size,
+            )
+            scorers.append(WeightedScorer(bias, 1.0))
         # T2T's decode length from the padded input length; a fixed-shape
         # input is padded to a static length, so its longest real row stands
         # in (a one-row request then stops where the dynamic search stops).
         encoded_length = tf.reduce_max(frames) if fixed_shapes else tf.shape(memory)[1]
         length = decode_length(encoded_length, decode_config.extra_length, cap)
-        ids, scores = beam_search(
-            lambda ids, step, states: model.decode_step(ids[:, -1], step, states),
+        ids, scores = scored_beam_search(
+            scorers,
             tf.zeros([batch_size], tf.int32),
             beam_size=decode_config.beam_size,
             decode_length=cap if fixed_shapes else length,
@@ -106,9 +133,6 @@ def model_search(
             use_fixed_shapes=fixed_shapes,
             vocab_size=model.target_vocab_size,
             alpha=decode_config.alpha,
-            states=cache,
-            ctc_scorer=scorer,
-            ctc_weight=weight,
         )
     if "inputs_length" in features:  # no speech: the empty transcript
         empty = tf.reshape(tf.cast(features["inputs_length"], tf.int32), [-1]) <= 0
@@ -131,6 +155,8 @@ class BatchDecoder:
         model: a `Transformer` with inputs.
         hparams: the model's hparams (for `max_target_seq_length`).
         decode_config: from `decode_hparams`.
+        phrases: a phrase list every batch is biased towards
+            (`phrase_bias.phrase_features`), or None.
 
     Call arguments:
         features: a batch of model features ("targets" is ignored).
@@ -144,8 +170,11 @@ class BatchDecoder:
             `resolve_decode_hparams`).
     """
 
-    def __init__(self, model, hparams: HParams, decode_config: DecodeConfig):
+    def __init__(
+        self, model, hparams: HParams, decode_config: DecodeConfig, phrases: dict | None = None
+    ):
         decode_config = decode_config.for_model(model)
+        self.phrases = phrases or {}
         self.model = model
         self.decode_config = decode_config
         self.cap = decode_cap(hparams, decode_config)
@@ -164,6 +193,7 @@ class BatchDecoder:
 
     def __call__(self, features: dict) -> tuple[np.ndarray, np.ndarray]:
         inputs = {k: v for k, v in features.items() if k != "targets"}
+        inputs.update(self.phrases)
         ids, scores = self._function(inputs)(inputs)
         return ids.numpy(), scores.numpy()
 

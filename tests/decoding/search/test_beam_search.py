@@ -6,10 +6,12 @@ import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.decoding.decode_config import DecodeConfig
-from t2t_lite.decoding.search.beam_search import INF, beam_search
+from t2t_lite.decoding.search.beam_search import INF, beam_search, scored_beam_search
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
 from t2t_lite.decoding.search.ctc_prefix_score import CtcPrefixScorer
+from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
 from t2t_lite.decoding.search.model_search import BatchDecoder, model_search
+from t2t_lite.decoding.search.scorer import WeightedScorer
 from t2t_lite.hparam import HParams
 from t2t_lite.models.transformer import Transformer
 from tests.helpers import NO_DROPOUT, fit_one_batch, random_sequences
@@ -432,12 +434,13 @@ def joint_search(model, inputs, ctc_weight, beam_size=3, use_fixed_shapes=False,
         memory, mask = model.encode(inputs, training=False)
         cache = model.initial_decode_cache(inputs, DECODE_LENGTH, encoded=(memory, mask))
         lengths = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1)
-        scorer = CtcPrefixScorer(model.ctc_log_probs(memory), lengths)
+        ctc = CtcPrefixScorer(model.ctc_log_probs(memory), lengths)
         fn = lambda ids, step, cache: model.decode_step(ids[:, -1], step, cache)
-        return beam_search(
-            fn, tf.zeros([len(inputs["inputs"])], tf.int32), beam_size, DECODE_LENGTH, VOCAB,
-            0.6, states=cache, use_fixed_shapes=use_fixed_shapes, ctc_scorer=scorer,
-            ctc_weight=ctc_weight,
+        decoder = DecoderScorer(fn, cache, use_fixed_shapes=use_fixed_shapes)
+        return scored_beam_search(
+            [WeightedScorer(decoder, 1.0 - ctc_weight), WeightedScorer(ctc, ctc_weight)],
+            tf.zeros([len(inputs["inputs"])], tf.int32), beam_size, DECODE_LENGTH, VOCAB,
+            0.6, use_fixed_shapes=use_fixed_shapes,
         )  # fmt: skip
 
     ids, scores = tf.function(search, jit_compile=jit)()

@@ -1,0 +1,81 @@
+"""A trained language model as a scorer of the search (shallow fusion).
+
+Shallow fusion (Gulcehre et al. 2015; ESPnet's `lm_weight`) adds
+`lm_weight * log P_LM(token | prefix)` to each extension's score, EOS
+included, so the search prefers hypotheses that read as the LM's text. The
+LM is a decoder-only `Transformer` trained by `t2t-lite-trainer` on a
+`languagemodel_*` problem that shares the recognizer's target vocabulary;
+decode hparams `lm_dir` (its output_dir) and `lm_weight` turn it on.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+from t2t_lite import registry, run_dir
+from t2t_lite.decoding.checkpoints.trained_model import load_trained_model
+from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
+
+
+@functools.lru_cache(maxsize=4)
+def _load(lm_dir: str):
+    flags = run_dir.load_flags(lm_dir)
+    if not flags.get("problem"):
+        raise ValueError(
+            f"decode hparam lm_dir={lm_dir} holds no t2t-lite-trainer run (no flags.json "
+            "naming its problem); train an LM there first, e.g. --problem=languagemodel_<corpus>."
+        )
+    problem = registry.problem(flags["problem"])
+    if problem.has_inputs:
+        raise ValueError(
+            f"decode hparam lm_dir={lm_dir} was trained on {flags['problem']}, which has inputs; "
+            "shallow fusion needs a language model (a languagemodel_* problem)."
+        )
+    try:
+        model, _, _ = load_trained_model(
+            lm_dir, problem, flags.get("data_dir"), model_name=flags.get("model") or "transformer"
+        )
+    except FileNotFoundError as error:  # no hparams.json or no checkpoint
+        raise ValueError(f"decode hparam lm_dir={lm_dir}: {error}") from error
+    return model
+
+
+def load_language_model(lm_dir: str, recognizer=None):
+    """The LM trained in `lm_dir` (its latest checkpoint), loaded once per path.
+
+    Args:
+        lm_dir: a `t2t-lite-trainer` output_dir of a `languagemodel_*` problem.
+        recognizer: when given, the model the LM is fused with: their target
+            vocabularies must be the same size.
+
+    Raises:
+        ValueError: no LM run there (or no checkpoint), a model with
+            inputs, or another vocabulary (one sentence naming `lm_dir`).
+    """
+    lm = _load(os.path.abspath(lm_dir))
+    if recognizer is not None and lm.target_vocab_size != recognizer.target_vocab_size:
+        raise ValueError(
+            f"decode hparam lm_dir={lm_dir} holds an LM over {lm.target_vocab_size} target ids, "
+            f"the recognizer has {recognizer.target_vocab_size}: train the LM on the "
+            "recognizer's vocabulary (its languagemodel_* problem)."
+        )
+    return lm
+
+
+def language_model_scorer(lm_dir: str, batch_size, max_length=None) -> DecoderScorer:
+    """A full scorer of `log P_LM(token | prefix)` for a batch.
+
+    Args:
+        lm_dir: the LM's run (`load_language_model`, already checked).
+        batch_size: the search's batch (an int or a scalar tensor).
+        max_length: None (a growing cache, the dynamic search) or the static
+            cap of a fixed-shape search.
+    """
+    lm = load_language_model(lm_dir)
+    cache = lm.initial_decode_cache({}, max_length, batch_size=batch_size)
+    return DecoderScorer(
+        lambda ids, step, states: lm.decode_step(ids[:, -1], step, states),
+        cache,
+        use_fixed_shapes=max_length is not None,
+    )

@@ -1,0 +1,232 @@
+"""Phrase biasing (hotwords): a bonus for spelling a listed phrase, taken back if it fails.
+
+A user's list of phrases (names, product words, commands), each with a
+boost, steers the search towards them without retraining, as WeNet's and
+sherpa-onnx's context graphs do: every token that extends a match of a
+listed phrase earns the phrase's boost, and when the match fails before the
+phrase is whole, the bonus it earned is subtracted again. So a hypothesis
+only keeps a bonus for a phrase it really contains, and words near a listed
+one are not pulled towards it ("boosted words appearing where they were
+not said" is what users of biasing report most).
+
+The scorer is a potential: a hypothesis is worth `boost * tokens matched`
+of its best current match, plus the phrases it completed. A match starts
+only at a word start (the first token, or after a space) and is complete
+when the phrase's last token is followed by a space or EOS; a longer phrase
+still matching ("new york" after "new") keeps going, and the completed one
+is banked when no match runs any more. Each step adds the potential's
+change, so the bonuses along a hypothesis sum to its final potential.
+
+The list is part of the request: `phrase_ids` `[phrases, length]` (target
+ids, PAD after each phrase) and `phrase_boosts` `[phrases]` ride in the
+features, so a SavedModel signature takes them per request. Targets must be
+bytes (`ByteTextEncoder`): a word boundary is the space byte.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from t2t_lite.data.text_encoders import EOS_ID, PAD_ID, ByteTextEncoder, TextEncoder
+from t2t_lite.decoding.search.scorer import Scorer, gather_beams
+
+# sherpa-onnx's hotwords file syntax: "PHRASE :BOOST" sets one phrase's boost.
+BOOST_MARK = " :"
+# Per matched byte: the largest that left WER on unlisted words unchanged on
+# speechocean762's dev (docs/benchmarks.md, "Hotwords").
+DEFAULT_BOOST = 0.5
+PHRASE_FEATURES = ("phrase_ids", "phrase_boosts")
+SPACE_ID = ByteTextEncoder().encode(" ")[0]
+
+
+class PhraseListError(ValueError):
+    """A phrase list that cannot be used; the message names the file and line."""
+
+
+def read_phrase_file(path: str, default_boost: float = DEFAULT_BOOST) -> list[tuple[str, float]]:
+    """`(phrase, boost)` per non-blank line of a hotwords file: `PHRASE` or `PHRASE :BOOST`.
+
+    Raises:
+        PhraseListError: an unreadable file, or a boost that is not a number > 0.
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise PhraseListError(f"hotwords file {path} cannot be read ({error}).") from error
+    phrases = []
+    for number, line in enumerate(lines, 1):
+        text, boost = line.strip(), default_boost
+        if BOOST_MARK in text:
+            text, _, value = text.rpartition(BOOST_MARK)
+            try:
+                boost = float(value)
+            except ValueError:
+                boost = -1.0
+            if not boost > 0:
+                raise PhraseListError(
+                    f"{path} line {number}: the boost after ' :' must be a number > 0, "
+                    f"got {value!r}."
+                )
+        text = " ".join(text.split())
+        if text:
+            phrases.append((text, boost))
+    return phrases
+
+
+def phrase_features(phrases: list[tuple[str, float]], encoder: TextEncoder) -> dict:
+    """The `phrase_ids` and `phrase_boosts` arrays of a phrase list.
+
+    Each phrase is listed as written, lower-cased and upper-cased (corpora
+    differ: LibriSpeech's transcripts are upper case, the built-in corpus's
+    lower case), so a user need not know which case the model writes.
+
+    Raises:
+        PhraseListError: targets that are not bytes.
+    """
+    if not isinstance(encoder, ByteTextEncoder):
+        raise PhraseListError(
+            "phrase biasing needs byte targets (a space marks a word start); this model's "
+            f"targets are {type(encoder).__name__}."
+        )
+    variants = [
+        (variant, boost)
+        for text, boost in phrases
+        for variant in dict.fromkeys([text, text.lower(), text.upper()])
+    ]
+    rows = [encoder.encode(text) for text, _ in variants]
+    ids = np.zeros([len(rows), max((len(r) for r in rows), default=1)], np.int32)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = row
+    return {
+        "phrase_ids": ids,
+        "phrase_boosts": np.array([boost for _, boost in variants], np.float32),
+    }
+
+
+def tf_phrase_features(phrases: tf.Tensor, boosts: tf.Tensor) -> dict:
+    """`phrase_features` as TF ops (a SavedModel's request): string `[P]` and
+    float `[P]` -> the features, spaces collapsed, each phrase in its three cases."""
+    cleaned = tf.strings.strip(tf.strings.regex_replace(phrases, r"\s+", " "))
+    cases = tf.concat([cleaned, tf.strings.lower(cleaned), tf.strings.upper(cleaned)], axis=0)
+    return {
+        "phrase_ids": ByteTextEncoder().tf_encode(cases).to_tensor(PAD_ID),
+        "phrase_boosts": tf.tile(tf.cast(boosts, tf.float32), [3]),
+    }
+
+
+def _max_or_zero(bonuses):
+    """The largest of the last axis's (non-negative) bonuses; 0 for an empty list."""
+    return tf.maximum(tf.reduce_max(bonuses, axis=-1), 0.0)
+
+
+def configured_phrases(decode_config, encoder: TextEncoder) -> dict | None:
+    """The features of decode hparam `hotwords_file`'s list, or None without one.
+
+    Raises:
+        PhraseListError: the file or the model's targets cannot be used.
+    """
+    if not decode_config.hotwords_file:
+        return None
+    phrases = read_phrase_file(decode_config.hotwords_file, decode_config.hotword_boost)
+    return phrase_features(phrases, encoder)
+
+
+class PhraseBiasScorer(Scorer):
+    """A full scorer of phrase-match bonuses (see the module docstring).
+
+    Args:
+        phrase_ids: int `[phrases, length]` byte target ids, PAD after each phrase.
+        phrase_boosts: float `[phrases]`, the bonus per matched token.
+        batch_size: the search's batch.
+        vocab_size: the target vocabulary's size.
+
+    Example:
+    ```python
+    bias = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"],
+                            batch_size, model.target_vocab_size)
+    ids, scores = scored_beam_search([..., WeightedScorer(bias, 1.0)], ...)
+    ```
+    """
+
+    def __init__(self, phrase_ids, phrase_boosts, batch_size, vocab_size: int):
+        self.phrases = tf.cast(phrase_ids, tf.int32)  # [P, L]
+        # A boost must be > 0 for its phrase to count (0 or less: ignored).
+        self.boosts = tf.maximum(tf.cast(phrase_boosts, tf.float32), 0.0)  # [P]
+        self.lengths = tf.reduce_sum(tf.cast(self.phrases != PAD_ID, tf.int32), axis=1)  # [P]
+        self.batch_size = batch_size
+        self.vocab_size = vocab_size
+        vocabulary = tf.range(vocab_size)
+        is_space = vocabulary == SPACE_ID
+        self.is_boundary = tf.logical_or(is_space, vocabulary == EOS_ID)[None, None, :]  # [1, 1, V]
+
+    def initial_state(self, beam_size: int):
+        num_phrases = tf.shape(self.phrases)[0]
+        return {
+            # Tokens of each phrase matched so far in the current run.
+            "progress": tf.zeros([self.batch_size, beam_size, num_phrases], tf.int32),
+            # The best completed phrase's bonus in the current run, not yet banked.
+            "pending": tf.zeros([self.batch_size, beam_size], tf.float32),
+            "word_start": tf.ones([self.batch_size, beam_size], tf.bool),
+        }
+
+    def _expected(self, progress):
+        """`[b, beam, P]`: the token each phrase expects next (PAD once it is whole)."""
+        padded = tf.pad(self.phrases, [[0, 0], [0, 1]])  # [P, L + 1]
+        at = tf.one_hot(progress, tf.shape(padded)[1], dtype=tf.int32)  # [b, beam, P, L + 1]
+        return tf.reduce_sum(at * padded, axis=-1)
+
+    def _may_extend(self, state):
+        """`[b, beam, P]`: phrases whose match may take one more token (a
+        running match, or any phrase at a word start), and the token each expects."""
+        progress = state["progress"]
+        running = tf.logical_or(progress > 0, state["word_start"][:, :, None])
+        return tf.logical_and(running, progress < self.lengths), self._expected(progress)
+
+    def _whole(self, progress):
+        """`[b, beam]`: the bonus of the best phrase matched whole (0: none)."""
+        lengths = tf.cast(self.lengths, tf.float32)
+        return _max_or_zero(tf.where(progress == self.lengths, lengths * self.boosts, 0.0))
+
+    def _matched(self, progress):
+        """`progress`'s shape less its last axis: the bonus of the best running match."""
+        return _max_or_zero(tf.cast(progress, tf.float32) * self.boosts)
+
+    def score(self, state, alive_seq, step, candidates=None):
+        progress, pending = state["progress"], state["pending"]
+        # Each token extends at most the phrases that expect it; its best
+        # extended match is one segment max over the phrases (no
+        # [b, beam, vocab, phrases] transition is built).
+        may_extend, expected = self._may_extend(state)
+        value = tf.where(may_extend, tf.cast(progress + 1, tf.float32) * self.boosts, 0.0)
+        rows = tf.reshape(tf.range(tf.size(pending)), tf.shape(pending))  # [b, beam]
+        segments = rows[:, :, None] * self.vocab_size + expected
+        best = tf.math.unsorted_segment_max(
+            tf.reshape(value, [-1]), tf.reshape(segments, [-1]), tf.size(pending) * self.vocab_size
+        )
+        matched = tf.reshape(tf.maximum(best, 0.0), tf.concat([tf.shape(pending), [-1]], 0))
+        # A whole phrase followed by a boundary is complete; it stays pending
+        # while a longer match runs on, and is banked when none does.
+        whole = tf.where(self.is_boundary, self._whole(progress)[:, :, None], 0.0)
+        new_pending = tf.maximum(pending[:, :, None], whole)  # [b, beam, V]
+        potential = tf.where(matched > 0, tf.maximum(new_pending, matched), new_pending)
+        before = tf.maximum(pending, self._matched(progress))
+        return potential - before[:, :, None], {}
+
+    def select(self, state, new_state, parents, columns, tokens):
+        # The kept extensions' state, from their parents' and the token.
+        state = {k: gather_beams(v, parents) for k, v in state.items()}
+        may_extend, expected = self._may_extend(state)
+        extends = tf.logical_and(may_extend, expected == tokens[:, :, None])
+        progress = tf.where(extends, state["progress"] + 1, 0)
+        boundary = tf.logical_or(tokens == SPACE_ID, tokens == EOS_ID)
+        pending = tf.maximum(
+            state["pending"], tf.where(boundary, self._whole(state["progress"]), 0.0)
+        )
+        running = tf.reduce_any(progress > 0, axis=-1)
+        return {
+            "progress": progress,
+            "pending": tf.where(running, pending, 0.0),
+            "word_start": tokens == SPACE_ID,
+        }

@@ -1,0 +1,160 @@
+"""Phrase biasing: bonuses only for phrases a hypothesis really spells, the
+search changed only where a phrase matches, the list read from a file."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder
+from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.search.beam_search import scored_beam_search
+from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
+from t2t_lite.decoding.search.model_search import BatchDecoder
+from t2t_lite.decoding.search.phrase_bias import (
+    PhraseBiasScorer,
+    PhraseListError,
+    phrase_features,
+    read_phrase_file,
+)
+from t2t_lite.decoding.search.scorer import WeightedScorer
+from tests.helpers import CTC_BEAM_DECODE
+from tests.serving.runs import speech_features, tone_and_noise
+
+BYTES = ByteTextEncoder()
+VOCAB = BYTES.vocab_size
+PHRASES = [("cat", 1.0), ("new", 0.5), ("new york", 2.0)]
+
+
+def total_bonus(phrases, text: str, finish: bool = True) -> float:
+    """The bonuses of the scorer summed along `text` (then EOS), as the
+    search sums them along a hypothesis."""
+    features = phrase_features(phrases, BYTES)
+    scorer = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"], 1, VOCAB)
+    state, total = scorer.initial_state(1), 0.0
+    tokens = BYTES.encode(text) + ([EOS_ID] if finish else [])
+    for step, token in enumerate(tokens):
+        bonus, new_state = scorer.score(state, None, tf.constant(step))
+        total += float(bonus[0, 0, token])
+        chosen = tf.constant([[token]])
+        state = scorer.select(state, new_state, tf.constant([[0]]), chosen, chosen)
+    return total
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("the cat sat", 3 * 1.0),  # a whole word: its bonus stays
+        ("cat", 3 * 1.0),  # completed by EOS
+        ("the cap sat", 0.0),  # "ca" matched, then failed: taken back
+        ("the cats sat", 0.0),  # "cat" inside a longer word
+        ("bobcat", 0.0),  # not at a word start
+        ("a cat and a cat", 6 * 1.0),  # each occurrence
+        ("new york", 8 * 2.0),  # the longer phrase wins
+        ("new yolk", 3 * 0.5),  # "new" kept when "new york" fails
+        ("newt", 0.0),
+        ("", 0.0),
+    ],
+)
+def test_bonuses_sum_to_the_phrases_a_hypothesis_spells(text, expected):
+    assert total_bonus(PHRASES, text) == pytest.approx(expected)
+
+
+def test_a_running_match_is_worth_what_it_matched_until_it_fails():
+    assert total_bonus(PHRASES, "the ca", finish=False) == pytest.approx(2.0)
+    assert total_bonus(PHRASES, "the ca", finish=True) == pytest.approx(0.0)
+
+
+def fixed_decoder(preferences: dict[str, float]):
+    """A decoder scorer that spells the given texts, each token's log
+    probability set so that a text's total is its preference."""
+    table = np.full([64, VOCAB], -20.0, np.float32)  # one row per prefix
+    prefixes = {(): 0}
+    for text, total in preferences.items():
+        tokens = BYTES.encode(text) + [EOS_ID]
+        prefix = ()
+        for token in tokens:
+            row = prefixes[prefix]
+            table[row, token] = total / len(tokens)
+            prefix = prefix + (token,)
+            prefixes.setdefault(prefix, len(prefixes))
+    rows = {prefix: row for prefix, row in prefixes.items()}
+
+    def fn(ids, step, states):
+        found = [rows.get(tuple(int(t) for t in row[1:]), 63) for row in ids.numpy()]
+        return tf.gather(table, found), states
+
+    return DecoderScorer(fn)
+
+
+def search(preferences, phrases=None):
+    scorers = [WeightedScorer(fixed_decoder(preferences), 1.0)]
+    if phrases:
+        features = phrase_features(phrases, BYTES)
+        bias = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"], 1, VOCAB)
+        scorers.append(WeightedScorer(bias, 1.0))
+    ids, scores = scored_beam_search(scorers, tf.zeros([1], tf.int32), 3, 12, VOCAB, 0.0)
+    return [BYTES.decode(row) for row in ids.numpy()[0]], scores.numpy()[0]
+
+
+def test_a_listed_phrase_wins_a_close_call_and_keeps_its_bonus():
+    preferences = {"a cap": -1.0, "a cat": -1.5}
+    plain_texts, plain_scores = search(preferences)
+    assert plain_texts[:2] == ["a cap", "a cat"]
+    texts, scores = search(preferences, [("cat", 1.0)])
+    assert texts[0] == "a cat"
+    assert scores[0] == pytest.approx(plain_scores[1] + 3 * 1.0, abs=1e-5)
+
+
+def test_a_list_that_matches_nothing_leaves_the_search_as_it_is():
+    """Hypotheses that start a listed phrase and fail it end with no bonus:
+    the result and its scores are the unbiased search's."""
+    preferences = {"a cap": -1.0, "a cab": -1.5}
+    plain_texts, plain_scores = search(preferences)
+    texts, scores = search(preferences, [("cat", 1.0), ("dog", 3.0)])
+    assert texts[:2] == plain_texts[:2]
+    np.testing.assert_allclose(scores[:2], plain_scores[:2], atol=1e-5)
+
+
+def test_the_decoder_biases_speech_only_where_the_list_matches(speech_run):
+    """The tiny recognizer hears "hi" (tone) and "no" (noise); listing "no"
+    turns the tone's close call, listing "nope" changes nothing: its "no"
+    fails at EOS and the bonus is taken back."""
+    clips = speech_features(list(tone_and_noise().values()), speech_run.hparams)
+    features = {k: tf.constant(v) for k, v in clips.items()}
+
+    def decode(phrases=None):
+        config = DecodeConfig.parse(CTC_BEAM_DECODE)
+        listed = phrase_features(phrases, BYTES) if phrases else None
+        ids, scores = BatchDecoder(speech_run.model, speech_run.hparams, config, listed)(features)
+        return [BYTES.decode(row[0]) for row in ids], scores[:, 0]
+
+    texts, scores = decode()
+    assert texts == ["hi", "no"]
+    biased, _ = decode([("no", 1.0)])
+    assert biased == ["no", "no"]
+    unmatched, unmatched_scores = decode([("nope", 1.0)])
+    assert unmatched == texts
+    np.testing.assert_allclose(unmatched_scores, scores, atol=1e-5)
+
+
+def test_a_hotwords_file_is_read_with_its_boosts(tmp_path):
+    path = tmp_path / "hotwords.txt"
+    path.write_text("Layla\n\n  new   york :3.5\nbilly :0.5\n")
+    assert read_phrase_file(str(path), 1.5) == [("Layla", 1.5), ("new york", 3.5), ("billy", 0.5)]
+    features = phrase_features(read_phrase_file(str(path)), BYTES)
+    listed = [BYTES.decode(row) for row in features["phrase_ids"]]
+    assert listed[:4] == ["Layla", "layla", "LAYLA", "new york"]  # every phrase in 3 cases
+    assert len(listed) == 3 + 2 + 2 == len(features["phrase_boosts"])
+    path.write_text("layla :lots\n")
+    with pytest.raises(PhraseListError, match="line 1: the boost after ' :' must be a number > 0"):
+        read_phrase_file(str(path))
+    with pytest.raises(PhraseListError, match="cannot be read"):
+        read_phrase_file(str(tmp_path / "missing.txt"))
+
+
+def test_phrases_need_byte_targets():
+    class Pieces:
+        pass
+
+    with pytest.raises(PhraseListError, match="needs byte targets"):
+        phrase_features([("cat", 1.0)], Pieces())

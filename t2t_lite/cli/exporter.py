@@ -80,8 +80,8 @@ def main(argv: list[str]) -> int:
                 trained,
                 export_dir,
                 decode_config,
-                FLAGS.tflite_quantization,
-                FLAGS.tflite_max_seconds,
+                quantization=FLAGS.tflite_quantization,
+                max_seconds=FLAGS.tflite_max_seconds,
             )
         else:
             path = export.export_run(trained, export_dir, decode_config, FLAGS.export_version)

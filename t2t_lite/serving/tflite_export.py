@@ -194,6 +194,7 @@ def export_tflite_run(
     run: TrainedRun,
     export_dir: str,
     decode_config: DecodeConfig,
+    *,
     quantization: str = "float32",
     max_seconds: float | None = None,
 ) -> str:

@@ -5,8 +5,8 @@ trained on (the quick start's model, trained on 1-5 s commands, loses most
 words of a 13 s recording), and a whole hour at once would not fit in
 memory. So a recording longer than `segment_seconds` is cut into pieces:
 
-1. at every pause: a run of at least `min_pause_seconds` of 10 ms frames
-   whose energy is `pause_db` below the recording's speech level (its 90th
+1. at every pause: a run of at least `MIN_PAUSE_SECONDS` (pause_split.py) of 10 ms frames
+   whose energy is `PAUSE_DB` below the recording's speech level (its 90th
    percentile frame energy), cut in the middle;
 2. a piece still longer than `segment_seconds` (no pause in it) is cut at
    its quietest 100 ms within the last half of the allowed length, so that
@@ -25,7 +25,6 @@ from __future__ import annotations
 import tensorflow as tf
 
 from t2t_lite.decoding.audio.pause_split import (
-    MIN_PAUSE_SECONDS,
     PAUSE_DB,
     SMOOTH_FRAMES,
     SPEECH_PERCENTILE,
@@ -64,8 +63,6 @@ def piece_ends(
     length: tf.Tensor,
     sample_rate: int,
     segment_seconds: float,
-    min_pause_seconds: float = MIN_PAUSE_SECONDS,
-    pause_db: float = PAUSE_DB,
 ) -> tf.Tensor:
     """Where each piece of one recording ends, in samples (the last is `length`).
 
@@ -74,19 +71,17 @@ def piece_ends(
         length: scalar int, the real samples.
         sample_rate: samples per second.
         segment_seconds: the longest piece.
-        min_pause_seconds: the shortest pause that separates pieces.
-        pause_db: how far below the speech level a pause frame is.
 
     Returns:
         int32 `[pieces]`, ascending; `[length]` for a recording that fits.
     """
-    hop, max_frames, min_pause_frames = frame_sizes(sample_rate, segment_seconds, min_pause_seconds)
+    hop, max_frames, min_pause_frames = frame_sizes(sample_rate, segment_seconds)
     length = tf.cast(length, tf.int32)
     num_frames = length // hop
 
     def split():
         energy = _frame_energy_db(waveform, length, hop)
-        pauses = _pause_centres(energy, min_pause_frames, pause_db)
+        pauses = _pause_centres(energy, min_pause_frames, PAUSE_DB)
         kernel = tf.ones([SMOOTH_FRAMES, 1, 1]) / SMOOTH_FRAMES
         smooth = tf.nn.conv1d(energy[None, :, None], kernel, 1, "SAME")[0, :, 0]
         ends = tf.TensorArray(tf.int32, size=0, dynamic_size=True)

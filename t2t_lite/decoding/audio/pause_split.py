@@ -9,7 +9,7 @@ they cut real recordings at the same samples.
 The rules (see `long_form.py` for why):
 
 1. 10 ms frames; the speech level is the 90th percentile frame energy; a
-   pause is a run of at least `min_pause_seconds` of frames `pause_db` below
+   pause is a run of at least `MIN_PAUSE_SECONDS` of frames `PAUSE_DB` below
    it, not at the start or end, cut in its middle;
 2. a piece still longer than `segment_seconds` is cut at its quietest 100 ms
    (a moving average) within the last half of the allowed length.
@@ -30,14 +30,12 @@ MIN_PAUSE_SECONDS = 0.3
 PAUSE_DB = 30.0
 
 
-def frame_sizes(
-    sample_rate: int, segment_seconds: float, min_pause_seconds: float = MIN_PAUSE_SECONDS
-) -> tuple[int, int, int]:
+def frame_sizes(sample_rate: int, segment_seconds: float) -> tuple[int, int, int]:
     """`(hop, max_frames, min_pause_frames)`: samples per frame, the most
     frames in a piece, the fewest frames in a pause."""
     hop = int(round(FRAME_SECONDS * sample_rate))
     max_frames = max(2, int(segment_seconds / FRAME_SECONDS))
-    min_pause_frames = max(1, int(round(min_pause_seconds / FRAME_SECONDS)))
+    min_pause_frames = max(1, int(round(MIN_PAUSE_SECONDS / FRAME_SECONDS)))
     return hop, max_frames, min_pause_frames
 
 
@@ -71,19 +69,17 @@ def numpy_piece_ends(
     waveform: np.ndarray,
     sample_rate: int,
     segment_seconds: float,
-    min_pause_seconds: float = MIN_PAUSE_SECONDS,
-    pause_db: float = PAUSE_DB,
 ) -> np.ndarray:
     """`long_form.piece_ends` in NumPy, for a whole recording `waveform`
     (float `[samples]`, no padding): the same arguments after it, the same
     ends, an int array `[pieces]` whose last is `waveform.size`."""
     waveform = np.asarray(waveform, np.float32).reshape(-1)
-    hop, max_frames, min_pause_frames = frame_sizes(sample_rate, segment_seconds, min_pause_seconds)
+    hop, max_frames, min_pause_frames = frame_sizes(sample_rate, segment_seconds)
     num_frames = waveform.size // hop
     if num_frames <= max_frames:
         return np.array([waveform.size])
     energy = _frame_energy_db(waveform, hop)
-    pauses = _pause_centres(energy, min_pause_frames, pause_db)
+    pauses = _pause_centres(energy, min_pause_frames, PAUSE_DB)
     # A centred moving average, padded with zeros as TF's "SAME" conv1d pads.
     before = (SMOOTH_FRAMES - 1) // 2
     padded = np.pad(energy, [before, SMOOTH_FRAMES - 1 - before])

@@ -36,7 +36,6 @@ BOOST_MARK = " :"
 # Per matched byte: the largest that left WER on unlisted words unchanged on
 # speechocean762's dev (docs/benchmarks.md, "Hotwords").
 DEFAULT_BOOST = 0.5
-PHRASE_FEATURES = ("phrase_ids", "phrase_boosts")
 SPACE_ID = ByteTextEncoder().encode(" ")[0]
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder
+from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder, IntegerEncoder
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.beam_search import scored_beam_search
 from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
@@ -153,8 +153,6 @@ def test_a_hotwords_file_is_read_with_its_boosts(tmp_path):
 
 
 def test_phrases_need_byte_targets():
-    class Pieces:
-        pass
-
-    with pytest.raises(PhraseListError, match="needs byte targets"):
-        phrase_features([("cat", 1.0)], Pieces())
+    """The algorithmic problems' symbol ids have no space byte to start a word."""
+    with pytest.raises(PhraseListError, match="needs byte targets.*IntegerEncoder"):
+        phrase_features([("1 0", 1.0)], IntegerEncoder(2))

@@ -28,7 +28,7 @@ import numpy as np
 from t2t_lite import registry
 from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
-from t2t_lite.decoding.checkpoints.trained_model import load_trained_model
+from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.input_batches import record_waveform_batches, waveform_batches
 from t2t_lite.decoding.search.model_search import decode_cap
@@ -48,7 +48,9 @@ def main() -> None:
     args = parser.parse_args()
 
     problem = registry.problem(args.problem)
-    model, hparams, _ = load_trained_model(args.output_dir, problem, args.data_dir, "transformer")
+    run = TrainedRun.of(args.output_dir, problem, data_dir=args.data_dir)
+    model, _ = run.restored_model()
+    hparams = run.hparams
     encoder = problem.feature_encoders(args.data_dir)["targets"]
     decode_config = DecodeConfig.parse(args.decode_hparams)
     transcriber = WaveformTranscriber(

@@ -32,7 +32,7 @@ import numpy as np
 from t2t_lite import registry
 from t2t_lite.data.spoken_synth.word_times import load_word_times
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
-from t2t_lite.decoding.checkpoints.trained_model import load_trained_model
+from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.evaluation import scoring
 from t2t_lite.decoding.input_batches import record_waveform_batches
@@ -72,7 +72,9 @@ def main() -> None:
     args = parser.parse_args()
 
     problem = registry.problem("spoken_synth")
-    model, hparams, _ = load_trained_model(args.output_dir, problem, args.data_dir)
+    run = TrainedRun.of(args.output_dir, problem, data_dir=args.data_dir)
+    model, _ = run.restored_model()
+    hparams = run.hparams
     encoder = problem.feature_encoders(args.data_dir)["targets"]
     decode_config = DecodeConfig.parse(args.decode_hparams)
     word_times = load_word_times(os.path.join(args.data_dir, "spoken_synth-word_times.json"))

@@ -36,7 +36,7 @@ import numpy as np
 from t2t_lite import registry
 from t2t_lite.data.spoken_synth.word_times import load_word_times
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
-from t2t_lite.decoding.checkpoints.trained_model import load_trained_model
+from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.input_batches import record_waveform_batches
 from t2t_lite.decoding.search.model_search import decode_cap
@@ -120,7 +120,9 @@ def main() -> None:
             f"{word_times_path} does not exist: rerun t2t-lite-datagen for {args.problem}."
         )
     truth = load_word_times(word_times_path)
-    model, hparams, _ = load_trained_model(args.output_dir, problem, args.data_dir, "transformer")
+    run = TrainedRun.of(args.output_dir, problem, data_dir=args.data_dir)
+    model, _ = run.restored_model()
+    hparams = run.hparams
     decode_config = DecodeConfig.parse(args.decode_hparams)
     transcriber = WaveformTranscriber(
         model,

@@ -54,7 +54,7 @@ from t2t_lite.decoders import decoder_for
 from t2t_lite.decoding.checkpoints.trained_model import (
     CheckpointMismatchError,
     CheckpointNotFoundError,
-    load_trained_model,
+    TrainedRun,
 )
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.evaluation import scoring, speaker_groups
@@ -253,9 +253,15 @@ def main(argv: list[str]) -> int:
     split = None if lines else _default_split(problem, data_dir)
     target = _output_path(settings, split)
     try:
-        model, hparams, checkpoint = load_trained_model(
-            output_dir, problem, data_dir, settings.model_name, FLAGS.checkpoint_path
+        run = TrainedRun.of(
+            output_dir,
+            problem,
+            model_name=settings.model_name,
+            data_dir=data_dir,
+            checkpoint_path=FLAGS.checkpoint_path,
         )
+        model, checkpoint = run.restored_model()
+        hparams = run.hparams
     except (FileNotFoundError, CheckpointNotFoundError, CheckpointMismatchError) as error:
         raise common.CliError(str(error)) from error
     try:

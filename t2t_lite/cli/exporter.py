@@ -23,6 +23,7 @@ from __future__ import annotations
 from absl import flags
 
 from t2t_lite.cli import common
+from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.serving import export, tflite_export
 
@@ -65,7 +66,7 @@ def main(argv: list[str]) -> int:
     export_dir = common.require_flag("export_dir")
     # The run's problem, model, hparams and data_dir, as the decoder takes them.
     settings = common.run_settings(output_dir, ignored=("tmp_dir",))
-    trained = export.TrainedRun(
+    trained = TrainedRun(
         output_dir=output_dir,
         problem=settings.problem,
         hparams=settings.hparams,

@@ -18,6 +18,7 @@ import numpy as np
 from t2t_lite.data.audio_augment import AugmentConfig
 from t2t_lite.data.audio_io import SAMPLE_RATE
 from t2t_lite.data.causal_normalization import Prior
+from t2t_lite.data.spec_augment import HPARAM_PREFIX, SpecAugmentConfig
 from t2t_lite.hparam import HParams
 
 # Field -> its hparam: T2T's name where T2T had the setting. The defaults
@@ -35,11 +36,10 @@ HPARAM_NAMES = {
     "causal_normalization": "audio_causal_normalization",
     "prior_frames": "audio_normalization_prior_frames",
     "envelope_db": "aug_envelope_db",
-    "freq_masks": "specaugment_freq_masks",
-    "freq_mask_width": "specaugment_freq_mask_width",
-    "time_masks": "specaugment_time_masks",
-    "time_mask_width": "specaugment_time_mask_width",
-    "time_mask_max_fraction": "specaugment_time_mask_max_fraction",
+}
+# SpecAugment's fields (`FeatureConfig.spec_augment`) -> their hparams.
+_SPEC_AUGMENT_NAMES = {
+    field: HPARAM_PREFIX + field.name for field in dataclasses.fields(SpecAugmentConfig)
 }
 # Where the trainer keeps the training set's statistics: `[mel_bins *
 # channels]` floats flattened from `[mel_bins, channels]`.
@@ -58,7 +58,8 @@ class FeatureConfig:
 
     Attributes: see `HPARAM_NAMES` for each field's hparam; `prior` is the
     training set's statistics when the hparams hold them; `augment` the
-    waveform augmentations (`aug_*`, `AugmentConfig`).
+    waveform augmentations (`aug_*`, `AugmentConfig`); `spec_augment`
+    SpecAugment's masks (`specaugment_*`, `SpecAugmentConfig`).
 
     Example:
     >>> config = FeatureConfig()
@@ -81,14 +82,9 @@ class FeatureConfig:
     prior_frames: int = 0
     # t2t-lite: envelope augmentation (spectral_envelope.py), 0 = off.
     envelope_db: float = 0.0
-    # SpecAugment, off by default as in T2T.
-    freq_masks: int = 0
-    freq_mask_width: int = 27
-    time_masks: int = 0
-    time_mask_width: int = 100
-    time_mask_max_fraction: float = 1.0
     prior: Prior | None = dataclasses.field(default=None, compare=False)
     augment: AugmentConfig = AugmentConfig()
+    spec_augment: SpecAugmentConfig = SpecAugmentConfig()
 
     def __post_init__(self):
         positive = ("sample_rate", "frame_length_ms", "frame_step_ms", "num_mel_bins")
@@ -96,10 +92,6 @@ class FeatureConfig:
             "dither",
             "prior_frames",
             "envelope_db",
-            "freq_masks",
-            "freq_mask_width",
-            "time_masks",
-            "time_mask_width",
         )
         for name in positive:
             if not getattr(self, name) > 0:
@@ -116,11 +108,6 @@ class FeatureConfig:
                 f"hparams audio_lower_edge_hertz={self.lower_edge_hertz} and "
                 f"audio_upper_edge_hertz={self.upper_edge_hertz} must satisfy "
                 f"0 <= lower < upper <= half the sample rate ({self.sample_rate / 2:g})."
-            )
-        if not 0.0 <= self.time_mask_max_fraction <= 1.0:
-            raise ValueError(
-                "hparam specaugment_time_mask_max_fraction must be in [0, 1], "
-                f"got {self.time_mask_max_fraction}."
             )
         if self.prior_frames > 0 and not self.causal_normalization:
             raise ValueError(
@@ -139,7 +126,16 @@ class FeatureConfig:
         values = {
             field: hparams.get(name) for field, name in HPARAM_NAMES.items() if name in hparams
         }
-        config = cls(**values, augment=AugmentConfig.from_hparams(hparams))
+        masks = {
+            field.name: hparams.get(name)
+            for field, name in _SPEC_AUGMENT_NAMES.items()
+            if name in hparams
+        }
+        config = cls(
+            **values,
+            augment=AugmentConfig.from_hparams(hparams),
+            spec_augment=SpecAugmentConfig(**masks),
+        )
         if config.wants_prior and PRIOR_MEAN in hparams and PRIOR_MEAN_SQUARE in hparams:
             bins = config.num_mel_bins
             prior = Prior(
@@ -193,14 +189,13 @@ class FeatureConfig:
         """Feature channels: 3 with delta-deltas, else 1."""
         return 3 if self.add_delta_deltas else 1
 
-    @property
-    def spec_augment_enabled(self) -> bool:
-        return bool(self.freq_masks or self.time_masks)
-
 
 # The hparams a speech problem adds (T2T's SpeechRecognitionProblem.hparams
 # and t2t-lite's), with their defaults.
-AUDIO_HPARAMS = {name: getattr(FeatureConfig(), field) for field, name in HPARAM_NAMES.items()}
+AUDIO_HPARAMS = {
+    **{name: getattr(FeatureConfig(), field) for field, name in HPARAM_NAMES.items()},
+    **{name: field.default for field, name in _SPEC_AUGMENT_NAMES.items()},
+}
 
 
 def store_prior(hparams: HParams, mean, mean_square) -> None:

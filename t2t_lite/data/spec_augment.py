@@ -1,7 +1,13 @@
 """SpecAugment's frequency and time masks (Park et al., 2019), for one
-utterance's normalized features, keyed by a stateless seed."""
+utterance's normalized features, keyed by a stateless seed.
+
+`SpecAugmentConfig` holds the masks' settings (hparams `specaugment_<field>`,
+read by `FeatureConfig.from_hparams`); `spec_augment` applies them.
+"""
 
 from __future__ import annotations
+
+import dataclasses
 
 import tensorflow as tf
 
@@ -24,24 +30,69 @@ def _band_mask(size: tf.Tensor, max_width: tf.Tensor, draws: tf.Tensor) -> tf.Te
     return tf.reduce_any(inside, axis=0)
 
 
+# A field's hparam is this prefix and the field's name.
+HPARAM_PREFIX = "specaugment_"
+
+
+@dataclasses.dataclass(frozen=True)
+class SpecAugmentConfig:
+    """SpecAugment's masks: off by default, as in T2T.
+
+    Attributes:
+        freq_masks: number of frequency masks (0 disables them).
+        freq_mask_width: maximum frequency mask width F in mel bins.
+        time_masks: number of time masks (0 disables them).
+        time_mask_width: maximum time mask width T in frames.
+        time_mask_max_fraction: upper bound p on a time mask's width as a
+            fraction of the utterance's frames.
+
+    Example:
+    >>> SpecAugmentConfig(freq_masks=2, time_masks=2).enabled
+    True
+    """
+
+    freq_masks: int = 0
+    freq_mask_width: int = 27
+    time_masks: int = 0
+    time_mask_width: int = 100
+    time_mask_max_fraction: float = 1.0
+
+    def __post_init__(self):
+        for field in ("freq_masks", "freq_mask_width", "time_masks", "time_mask_width"):
+            if getattr(self, field) < 0:
+                raise ValueError(
+                    f"hparam {HPARAM_PREFIX}{field} must be >= 0, got {getattr(self, field)}."
+                )
+        if not 0.0 <= self.time_mask_max_fraction <= 1.0:
+            raise ValueError(
+                f"hparam {HPARAM_PREFIX}time_mask_max_fraction must be in [0, 1], "
+                f"got {self.time_mask_max_fraction}."
+            )
+
+    @property
+    def enabled(self) -> bool:
+        """Whether any mask is drawn."""
+        return bool(self.freq_masks or self.time_masks)
+
+
+# The paper's LibriSpeech double policy (LD: F=27, mF=2, T=100, mT=2,
+# p=1.0) minus time warping.
+LIBRISPEECH_DOUBLE = SpecAugmentConfig(freq_masks=2, time_masks=2)
+
+
 def spec_augment(
     features: tf.Tensor,
-    num_freq_masks: int = 2,
-    freq_mask_width: int = 27,
-    num_time_masks: int = 2,
-    time_mask_width: int = 100,
-    time_mask_max_fraction: float = 1.0,
+    config: SpecAugmentConfig = LIBRISPEECH_DOUBLE,
     seed: int | tf.Tensor | None = None,
     mask_value: float = 0.0,
 ) -> tf.Tensor:
     """SpecAugment frequency and time masking of one utterance (Park et al., 2019).
 
-    Draws `num_freq_masks` bands of `f ~ U{0..freq_mask_width}` consecutive
-    mel bins and `num_time_masks` bands of `t ~ U{0..T'}` consecutive frames,
-    `T' = min(time_mask_width, floor(time_mask_max_fraction * frames))`, and
-    sets them to `mask_value` in every channel. The defaults are the paper's
-    LibriSpeech double policy (LD: F=27, mF=2, T=100, mT=2, p=1.0) minus time
-    warping. Apply it after `normalize_per_utterance`, where 0 is the mean.
+    Draws `config.freq_masks` bands of `f ~ U{0..freq_mask_width}`
+    consecutive mel bins and `config.time_masks` bands of `t ~ U{0..T'}`
+    consecutive frames, `T' = min(time_mask_width, floor(time_mask_max_fraction
+    * frames))`, and sets them to `mask_value` in every channel. Apply it
+    after normalization, where 0 is the mean.
 
     All randomness comes from stateless integer draws keyed by `seed`, so the
     same seed gives the same masks in eager mode, `tf.function`, XLA and
@@ -49,12 +100,7 @@ def spec_augment(
 
     Args:
       features: float32 `[frames, bins, channels]` of one utterance.
-      num_freq_masks: number of frequency masks (0 disables them).
-      freq_mask_width: maximum frequency mask width F in bins.
-      num_time_masks: number of time masks (0 disables them).
-      time_mask_width: maximum time mask width T in frames.
-      time_mask_max_fraction: upper bound p on a time mask's width as a
-        fraction of the utterance's frames.
+      config: the masks; default the paper's LibriSpeech double policy.
       seed: a Python int or an int `[2]` tensor; None draws a fresh seed from
         the global generator (not repeatable).
       mask_value: the value written into masked cells.
@@ -75,13 +121,9 @@ def spec_augment(
             "spec_augment expects one utterance shaped [frames, bins, channels], "
             f"got shape {features.shape}."
         )
-    if num_freq_masks < 0 or num_time_masks < 0:
-        raise ValueError(
-            f"Mask counts must be >= 0, got num_freq_masks={num_freq_masks} and "
-            f"num_time_masks={num_time_masks}."
-        )
-    if num_freq_masks == 0 and num_time_masks == 0:
+    if not config.enabled:
         return features
+    num_freq_masks, num_time_masks = config.freq_masks, config.time_masks
     # One draw for every band: integers only, since XLA and the TF kernels
     # turn random bits into floats differently but agree on integers, so the
     # masks match in every mode.
@@ -97,14 +139,14 @@ def spec_augment(
     # `where`: no full-size boolean tensors to make and combine.
     masked = tf.zeros([1, 1, 1], tf.bool)
     if num_freq_masks > 0:
-        freq_mask = _band_mask(num_bins, freq_mask_width, draws[:, :num_freq_masks])
+        freq_mask = _band_mask(num_bins, config.freq_mask_width, draws[:, :num_freq_masks])
         masked |= freq_mask[tf.newaxis, :, tf.newaxis]
     if num_time_masks > 0:
         fraction_limit = tf.cast(
-            tf.floor(time_mask_max_fraction * tf.cast(num_frames, tf.float32)),
+            tf.floor(config.time_mask_max_fraction * tf.cast(num_frames, tf.float32)),
             tf.int32,
         )
-        max_width = tf.minimum(time_mask_width, fraction_limit)
+        max_width = tf.minimum(config.time_mask_width, fraction_limit)
         time_mask = _band_mask(num_frames, max_width, draws[:, num_freq_masks:])
         masked |= time_mask[:, tf.newaxis, tf.newaxis]
     return tf.where(masked, tf.cast(mask_value, tf.float32), features)

@@ -206,14 +206,8 @@ def featurize(waveform, config: FeatureConfig, training: bool, seed=None) -> tf.
         waveform[None], tf.shape(waveform)[:1], config, training=training, seed=seed
     )
     features = features[0]
-    if training and config.spec_augment_enabled:
+    if training and config.spec_augment.enabled:
         features = spec_augment.spec_augment(
-            features,
-            num_freq_masks=config.freq_masks,
-            freq_mask_width=config.freq_mask_width,
-            num_time_masks=config.time_masks,
-            time_mask_width=config.time_mask_width,
-            time_mask_max_fraction=config.time_mask_max_fraction,
-            seed=None if seed is None else seed + 1,
+            features, config.spec_augment, seed=None if seed is None else seed + 1
         )
     return features

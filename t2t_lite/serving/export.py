@@ -1,7 +1,6 @@
 """Exports a trained run as a versioned SavedModel that TF Serving loads.
 
-    run = TrainedRun("/runs/asr", registry.problem("librispeech"),
-                     run_dir.load_hparams("/runs/asr"))
+    run = TrainedRun.of("/runs/asr", registry.problem("librispeech"))
     path = export_run(run, "/exports/asr", DecodeConfig.parse("beam_size=4,alpha=0.6"))
     # -> "/exports/asr/1767225600", holding saved_model.pb + variables/
 
@@ -18,7 +17,6 @@ loads every numeric subdirectory) never sees a half-written version.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import time
@@ -29,9 +27,8 @@ from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.text_encoders import SentencePieceEncoder, TextEncoder
 from t2t_lite.decoding.checkpoints import trained_model
+from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
-from t2t_lite.hparam import HParams
-from t2t_lite.models.build import build_model
 from t2t_lite.serving.serving_module import ServingModule
 
 METADATA_FILE = "t2t_lite_export.json"  # in assets.extra/, which TF Serving ignores
@@ -147,44 +144,19 @@ def save_versioned(
     return final
 
 
-@dataclasses.dataclass(frozen=True)
-class TrainedRun:
-    """A trainer's run, as the exporters take it.
+def restored_model(run: TrainedRun):
+    """`run.restored_model()`, its failures as `ExportError` (the exporters' one error).
 
-    Args:
-        output_dir: the trainer's output directory (hparams.json, checkpoints).
-        problem: the run's problem.
-        hparams: the run's hparams (`run_dir.load_hparams(output_dir)`).
-        model_name: the registered model.
-        data_dir: the problem's data directory (for vocabularies).
-        checkpoint_path: a checkpoint prefix or directory; default the latest
-            checkpoint of `output_dir`.
+    Raises:
+        ExportError: no checkpoint, or one that does not fit the model.
     """
-
-    output_dir: str
-    problem: Problem
-    hparams: HParams
-    model_name: str = "transformer"
-    data_dir: str | None = None
-    checkpoint_path: str | None = None
-
-    def restored_model(self):
-        """`(model, checkpoint)`: the run's model with its checkpoint's weights.
-
-        Raises:
-            ExportError: no checkpoint, or one that does not fit the model.
-        """
-        self.problem.add_hparams(self.hparams)  # runs saved before the problem had an hparam
-        try:
-            checkpoint = trained_model.resolve_checkpoint(self.output_dir, self.checkpoint_path)
-            model = build_model(self.problem, self.hparams, self.model_name, self.data_dir)
-            trained_model.restore_weights(model, checkpoint)
-        except (
-            trained_model.CheckpointNotFoundError,
-            trained_model.CheckpointMismatchError,
-        ) as error:
-            raise ExportError(str(error)) from error
-        return model, checkpoint
+    try:
+        return run.restored_model()
+    except (
+        trained_model.CheckpointNotFoundError,
+        trained_model.CheckpointMismatchError,
+    ) as error:
+        raise ExportError(str(error)) from error
 
 
 def export_run(
@@ -208,7 +180,7 @@ def export_run(
     problem = run.problem
     encoders = problem.feature_encoders(run.data_dir)
     check_exportable(problem, encoders)
-    model, checkpoint = run.restored_model()
+    model, checkpoint = restored_model(run)
     try:
         module = ServingModule(model, problem, run.hparams, decode_config, encoders)
     except ValueError as error:  # decode hparams the model cannot honour

@@ -43,12 +43,13 @@ from t2t_lite.data.speech_features import num_frames
 from t2t_lite.decoding.audio.input_limits import max_input_tokens, segment_seconds
 from t2t_lite.decoding.audio.pause_split import max_piece_samples
 from t2t_lite.decoding.audio.transcriber import piece_features
+from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.hparam import HParams
 from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE, VOCABULARY_FILE
 from t2t_lite.litert.vocabulary import Vocabulary
-from t2t_lite.serving.export import ExportError, TrainedRun
+from t2t_lite.serving.export import ExportError, restored_model
 
 QUANTIZATIONS = ("float32", "float16", "int8")
 
@@ -212,7 +213,7 @@ def export_tflite_run(
         check_quantization(quantization)
     except ValueError as error:
         raise ExportError(str(error)) from error
-    model, _ = run.restored_model()
+    model, _ = restored_model(run)
     encoder = run.problem.feature_encoders(run.data_dir)["targets"]
     try:
         return export_tflite(

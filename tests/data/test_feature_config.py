@@ -16,7 +16,7 @@ def test_the_defaults_are_t2ts_front_end_and_the_hparams_table():
         400,
         3,
     )
-    assert not config.augment.enabled and not config.spec_augment_enabled
+    assert not config.augment.enabled and not config.spec_augment.enabled
 
 
 def test_a_registered_set_reads_through():
@@ -31,6 +31,13 @@ def test_a_registered_set_reads_through():
     assert prior.mean.shape == (80, 3) and prior.frames == 100
 
 
+def test_specaugment_hparams_reach_the_nested_config():
+    hparams = HParams(**{**AUDIO_HPARAMS, "specaugment_freq_masks": 2, "specaugment_time_masks": 1})
+    masks = FeatureConfig.from_hparams(hparams).spec_augment
+    assert (masks.freq_masks, masks.freq_mask_width, masks.time_masks) == (2, 27, 1)
+    assert masks.enabled
+
+
 @pytest.mark.parametrize(
     "overrides, message",
     [
@@ -38,6 +45,7 @@ def test_a_registered_set_reads_through():
         ({"audio_dither": -1.0}, "hparam audio_dither must be >= 0, got -1.0."),
         ({"audio_upper_edge_hertz": 9000.0}, "must satisfy 0 <= lower < upper <= half"),
         ({"specaugment_time_mask_max_fraction": 2.0}, "must be in [0, 1], got 2.0."),
+        ({"specaugment_time_masks": -1}, "hparam specaugment_time_masks must be >= 0, got -1."),
         ({"audio_normalization_prior_frames": 5}, "without audio_causal_normalization"),
         ({"aug_volume_db": [3.0, 1.0]}, "volume_db must be [min, max]"),
     ],

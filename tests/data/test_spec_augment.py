@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.data.spec_augment import spec_augment
+from t2t_lite.data.spec_augment import SpecAugmentConfig, spec_augment
 
 
 def _runs(flags):
@@ -19,9 +19,10 @@ def _runs(flags):
 
 def test_spec_augment_without_masks_is_a_no_op():
     features = tf.random.normal([50, 20, 3])
-    augmented = spec_augment(features, num_freq_masks=0, num_time_masks=0, seed=3)
+    augmented = spec_augment(features, SpecAugmentConfig(), seed=3)
     np.testing.assert_array_equal(augmented.numpy(), features.numpy())
-    zero_width = spec_augment(features, freq_mask_width=0, time_mask_width=0, seed=3)
+    no_width = SpecAugmentConfig(freq_masks=2, freq_mask_width=0, time_masks=2, time_mask_width=0)
+    zero_width = spec_augment(features, no_width, seed=3)
     np.testing.assert_array_equal(zero_width.numpy(), features.numpy())
 
 
@@ -30,9 +31,7 @@ def test_spec_augment_frequency_masks_have_the_requested_width():
     for seed in range(40):
         augmented = spec_augment(
             tf.ones([30, 80, 3]),
-            num_freq_masks=1,
-            freq_mask_width=10,
-            num_time_masks=0,
+            SpecAugmentConfig(freq_masks=1, freq_mask_width=10),
             seed=seed,
         ).numpy()
         masked_bins = np.all(augmented == 0.0, axis=(0, 2))
@@ -48,10 +47,8 @@ def test_spec_augment_time_masks_respect_count_width_and_fraction():
     for seed in range(20):
         augmented = spec_augment(
             tf.ones([200, 8, 2]),
-            num_freq_masks=0,
-            num_time_masks=3,
-            time_mask_width=100,
-            time_mask_max_fraction=0.05,  # at most 10 of the 200 frames
+            # at most 10 of the 200 frames
+            SpecAugmentConfig(time_masks=3, time_mask_width=100, time_mask_max_fraction=0.05),
             seed=seed,
         ).numpy()
         masked_frames = np.all(augmented == 0.0, axis=(1, 2))
@@ -92,3 +89,16 @@ def test_spec_augment_is_deterministic_for_a_seed_in_every_mode():
 def test_spec_augment_rejects_batches():
     with pytest.raises(ValueError, match="one utterance"):
         spec_augment(tf.zeros([2, 10, 8, 3]), seed=0)
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"freq_masks": -1}, "hparam specaugment_freq_masks must be >= 0, got -1."),
+        ({"time_mask_max_fraction": 1.5}, "specaugment_time_mask_max_fraction must be in [0, 1]"),
+    ],
+)
+def test_a_bad_setting_is_one_sentence_naming_its_hparam(fields, message):
+    with pytest.raises(ValueError) as error:
+        SpecAugmentConfig(**fields)
+    assert message in str(error.value) and "\n" not in str(error.value)

@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 import soundfile
 
-from t2t_lite import run_dir
 from t2t_lite.data.audio_io import StreamResampler, resample
+from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.serving import export
 from t2t_lite.streaming.endpoint import Endpoint, EndpointRules
@@ -88,7 +88,7 @@ def streaming(tmp_path_factory):
     """t2t-lite-serve on an export (80 ms chunks) of a tiny streaming model."""
     directory = tmp_path_factory.mktemp("stream_serve")
     run = train_speech_run(directory / "run", STREAMING_HPARAMS, steps=200, silence=0.5)
-    trained = export.TrainedRun(run.output_dir, run.problem, run_dir.load_hparams(run.output_dir))
+    trained = TrainedRun.of(run.output_dir, run.problem)
     export_dir = str(directory / "export")
     export.export_run(
         trained, export_dir, DecodeConfig.parse(f"{CTC_BEAM_DECODE},chunk_frames=2"), 1

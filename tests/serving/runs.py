@@ -17,6 +17,7 @@ from t2t_lite.data import feature_config
 from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.normalization_prior import feature_statistics
 from t2t_lite.data.speech_features import featurize
+from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.model_search import BatchDecoder
 from t2t_lite.hparam import create_hparams
@@ -57,7 +58,7 @@ def export_version(run: Run, export_dir: str, version: int, decode_extra: str = 
     (decoded as `run_decode_hparams` says, then `decode_extra`)."""
     from t2t_lite.serving import export
 
-    trained = export.TrainedRun(run.output_dir, run.problem, run_dir.load_hparams(run.output_dir))
+    trained = TrainedRun.of(run.output_dir, run.problem)
     decode_config = DecodeConfig.parse(
         decode_extra, base=DecodeConfig.parse(run_decode_hparams(run))
     )

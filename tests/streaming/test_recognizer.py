@@ -12,8 +12,8 @@ import pytest
 import soundfile
 import tensorflow as tf
 
-from t2t_lite import run_dir
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
+from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
 from t2t_lite.decoding.search.model_search import decode_cap
@@ -165,7 +165,7 @@ def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, tmp_path):
     """The export's stream_start/stream_step/stream_final, driven by a process
     without t2t-lite, give the recognizer's final (same chunks, joint search)."""
     decode_config = f"{CTC_BEAM_DECODE},chunk_frames=2"
-    trained = export.TrainedRun(run.output_dir, run.problem, run_dir.load_hparams(run.output_dir))
+    trained = TrainedRun.of(run.output_dir, run.problem)
     path = export.export_run(
         trained, str(tmp_path / "export"), DecodeConfig.parse(decode_config), 1
     )

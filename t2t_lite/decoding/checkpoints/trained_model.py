@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import tensorflow as tf
 
 from t2t_lite import run_dir
@@ -57,17 +59,56 @@ def restore_weights(model, checkpoint: str) -> None:
         ) from error
 
 
-def load_trained_model(
-    output_dir: str,
-    problem: Problem,
-    data_dir: str,
-    model_name: str = "transformer",
-    checkpoint_path: str | None = None,
-):
-    """Returns `(model, hparams, checkpoint)`: the run's model with restored weights."""
-    hparams: HParams = run_dir.load_hparams(output_dir)
-    problem.add_hparams(hparams)  # a run saved before the problem had an hparam
-    checkpoint = resolve_checkpoint(output_dir, checkpoint_path)
-    model = build_model(problem, hparams, model_name, data_dir)
-    restore_weights(model, checkpoint)
-    return model, hparams, checkpoint
+@dataclasses.dataclass(frozen=True)
+class TrainedRun:
+    """A trainer's run: where it is and what it was, ready to restore.
+
+    The decoder, the exporters, an LM for fusion and the scripts each take
+    one and call `restored_model()`.
+
+    Args:
+        output_dir: the trainer's output directory (hparams.json, checkpoints).
+        problem: the run's problem.
+        hparams: the run's hparams (`run_dir.load_hparams(output_dir)`; `of`
+            reads them).
+        model_name: the registered model.
+        data_dir: the problem's data directory (for vocabularies).
+        checkpoint_path: a checkpoint prefix or directory; default the latest
+            checkpoint of `output_dir`.
+
+    Example:
+
+    ```python
+    run = TrainedRun.of("/runs/asr", registry.problem("librispeech"), data_dir="/data")
+    model, checkpoint = run.restored_model()
+    ```
+    """
+
+    output_dir: str
+    problem: Problem
+    hparams: HParams
+    model_name: str = "transformer"
+    data_dir: str | None = None
+    checkpoint_path: str | None = None
+
+    @classmethod
+    def of(cls, output_dir: str, problem: Problem, **fields) -> TrainedRun:
+        """The run in `output_dir`, its hparams read from its hparams.json.
+
+        Raises:
+            FileNotFoundError: `output_dir` holds no hparams.json.
+        """
+        return cls(output_dir, problem, run_dir.load_hparams(output_dir), **fields)
+
+    def restored_model(self):
+        """`(model, checkpoint)`: the run's model with its checkpoint's weights.
+
+        Raises:
+            CheckpointNotFoundError: no checkpoint where one was asked for.
+            CheckpointMismatchError: the checkpoint does not fit the model.
+        """
+        self.problem.add_hparams(self.hparams)  # a run saved before the problem had an hparam
+        checkpoint = resolve_checkpoint(self.output_dir, self.checkpoint_path)
+        model = build_model(self.problem, self.hparams, self.model_name, self.data_dir)
+        restore_weights(model, checkpoint)
+        return model, checkpoint

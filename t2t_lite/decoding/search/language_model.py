@@ -14,7 +14,7 @@ import functools
 import os
 
 from t2t_lite import registry, run_dir
-from t2t_lite.decoding.checkpoints.trained_model import load_trained_model
+from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
 
 
@@ -33,9 +33,13 @@ def _load(lm_dir: str):
             "shallow fusion needs a language model (a languagemodel_* problem)."
         )
     try:
-        model, _, _ = load_trained_model(
-            lm_dir, problem, flags.get("data_dir"), model_name=flags.get("model") or "transformer"
+        run = TrainedRun.of(
+            lm_dir,
+            problem,
+            model_name=flags.get("model") or "transformer",
+            data_dir=flags.get("data_dir"),
         )
+        model, _ = run.restored_model()
     except FileNotFoundError as error:  # no hparams.json or no checkpoint
         raise ValueError(f"decode hparam lm_dir={lm_dir}: {error}") from error
     return model

@@ -150,6 +150,10 @@ def transformer_speech_small() -> HParams:
     hparams.learning_rate_warmup_steps = 500
     hparams.learning_rate_constant = 0.5
     hparams.ctc_loss_weight = 0.3
+    # A word boundary head (t2t_lite/layers/word_boundary_head.py), trained on
+    # the built-in corpus's word times: word times to 10 ms instead of the
+    # CTC head's 40 ms frames (docs/benchmarks.md, "Word timestamps").
+    hparams.word_boundary_loss_weight = 1.0
     # Mild SpecAugment (Park et al. 2019; its LibriSpeech policies use 2 masks
     # of up to 27 bins and 100 frames): 2 frequency masks of up to 15 of the
     # 80 bins and 2 time masks of up to 20 frames (at most 20% of the
@@ -204,6 +208,7 @@ def transformer_speech_small_real() -> HParams:
     corpus up to 20 s (`transformer_speech_small` drops what is over 10 s).
     """
     hparams = transformer_speech_small()
+    hparams.word_boundary_loss_weight = 0.0  # real corpora come without word times
     hparams.max_length = REAL_SMALL_MAX_FRAMES * 80
     hparams.max_input_seq_length = REAL_SMALL_MAX_FRAMES
     return hparams

@@ -70,6 +70,11 @@ def transformer_base() -> HParams:
         # the encoder output, mixed with the decoder's cross-entropy as
         # (1 - w) * xent + w * ctc. 0 is T2T's pure attention training.
         ctc_loss_weight=0.0,
+        # t2t-lite addition: weight of the word boundary head's loss (a
+        # speech corpus with word times; t2t_lite/layers/word_boundary_head.py).
+        # 0: no head. The head reads the encoder through stop_gradient, so
+        # the weight only scales the head's own gradient.
+        word_boundary_loss_weight=0.0,
         # t2t-lite addition: U2's dynamic chunk training, for streaming
         # recognition (t2t_lite/models/chunk_attention.py).
         use_dynamic_chunk=False,

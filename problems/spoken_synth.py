@@ -30,6 +30,7 @@ end_s], ...]}`, the ground truth for word timestamps.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from collections.abc import Iterator
@@ -40,7 +41,12 @@ from t2t_lite import registry
 from t2t_lite.data.librispeech_reader import read_librispeech_tree
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError, SplitReport
 from t2t_lite.data.speech_problem import SpeechRecognitionProblem, Utterance
-from t2t_lite.data.spoken_synth.corpus import WORD_TIMES_NAME, build_corpus, corpus_is_complete
+from t2t_lite.data.spoken_synth.corpus import (
+    WORD_TIMES_NAME,
+    build_corpus,
+    corpus_is_complete,
+    read_word_times,
+)
 from t2t_lite.data.spoken_synth.espeak import EspeakError
 from t2t_lite.data.spoken_synth.plan import (
     LONG,
@@ -146,9 +152,15 @@ class SpokenSynth(SpeechRecognitionProblem):
           report: counts skipped utterances.
 
         Returns:
-          An iterator of `Utterance`s (16 kHz audio, lower-case transcript).
+          An iterator of `Utterance`s (16 kHz audio, lower-case transcript,
+          the word times measured at synthesis).
         """
         root = self.corpus_dir(tmp_dir)
         if not corpus_is_complete(root, self.corpus_config()):
             self.prepare_data(data_dir, tmp_dir)  # called without generate_data
-        yield from read_librispeech_tree(root, [split], report)
+        word_times = read_word_times(root)
+        for utterance in read_librispeech_tree(root, [split], report):
+            words = word_times.get(utterance.utterance_id, ())
+            yield dataclasses.replace(
+                utterance, word_times=tuple((word.start_s, word.end_s) for word in words)
+            )

@@ -17,6 +17,7 @@ from t2t_lite import registry, run_dir
 from t2t_lite.cli import common, training_diagnostics
 from t2t_lite.data import normalization_prior, shards
 from t2t_lite.data.problem import EVAL, TRAIN
+from t2t_lite.data.word_boundary_targets import check_word_times, word_boundaries_wanted
 from t2t_lite.decoding.evaluation.evaluator import DecodeEvaluator
 from t2t_lite.hparam import HParams
 from t2t_lite.training import strategy as strategies
@@ -236,6 +237,11 @@ def main(argv: list[str]) -> int:
     )
     if training:
         _add_normalization_prior(problem, hparams)
+        if word_boundaries_wanted(hparams):
+            try:
+                check_word_times(problem, FLAGS.data_dir)
+            except ValueError as error:
+                raise common.CliError(str(error)) from error
     if training and strategies.is_chief(strategy):
         run_dir.save_or_check_hparams(FLAGS.output_dir, hparams, problem)
         run_dir.save_flags(FLAGS.output_dir, common.flag_values())

@@ -199,15 +199,42 @@ def featurize(waveform, config: FeatureConfig, training: bool, seed=None) -> tf.
     SpecAugment after, when its hparams ask for it. The input pipeline's
     featurization.
     """
+    return featurize_with_times(waveform, tf.zeros([0]), config, training, seed)[0]
+
+
+def featurize_with_times(waveform, times, config: FeatureConfig, training: bool, seed=None):
+    """`featurize`, and where moments of the waveform fall on its feature frames.
+
+    Args:
+        waveform: float32 `[samples]`.
+        times: float `[n]` seconds in `waveform`'s clock (a corpus's word times).
+        config, training, seed: as for `featurize`.
+
+    Returns:
+        `(features, positions)`: `featurize`'s features, and float32 `[n]`
+        fractional frame indices (frame `j`'s window has its middle at `j`)
+        of `times` after speed perturbation's stretch and the edge trim.
+    """
     waveform = tf.convert_to_tensor(waveform, tf.float32)
+    original = tf.shape(waveform)[0]
     if training and config.augment.enabled:
         waveform = audio_augment.augment_waveform(waveform, config.augment, seed)
+    # Speed perturbation is the one augmentation that changes the length,
+    # and it stretches every moment by the same ratio.
+    stretch = tf.cast(tf.shape(waveform)[0], tf.float32) / tf.cast(
+        tf.maximum(original, 1), tf.float32
+    )
+    waveforms, lengths, cut = clean_waveforms(waveform[None], tf.shape(waveform)[:1])
     features, _ = featurize_batch(
-        waveform[None], tf.shape(waveform)[:1], config, training=training, seed=seed
+        waveforms, lengths, config, training=training, seed=seed, cleaned=True
     )
     features = features[0]
     if training and config.spec_augment.enabled:
         features = spec_augment.spec_augment(
             features, config.spec_augment, seed=None if seed is None else seed + 1
         )
-    return features
+    samples = tf.cast(times, tf.float32) * config.sample_rate * stretch - tf.cast(
+        cut[0], tf.float32
+    )
+    positions = (samples - config.frame_length_samples / 2) / config.frame_step_samples
+    return features, positions

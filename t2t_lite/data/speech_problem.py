@@ -25,6 +25,7 @@ from t2t_lite.data.feature_config import AUDIO_HPARAMS, FeatureConfig
 from t2t_lite.data.problem import TRAIN, Problem, SplitReport
 from t2t_lite.data.speech_features import PCM_SCALE, SAMPLE_RATE, featurize
 from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder, TextEncoder
+from t2t_lite.data.word_boundary_targets import boundary_targets, word_boundaries_wanted
 from t2t_lite.hparam import HParams
 
 __all__ = [
@@ -56,6 +57,8 @@ class Utterance:
     waveform: np.ndarray
     transcript: str
     speaker: Speaker | None = None
+    # (start, end) seconds of each word, where the corpus knows them.
+    word_times: tuple[tuple[float, float], ...] | None = None
 
 
 def _speaker_fields(speaker: Speaker | None) -> dict:
@@ -66,6 +69,16 @@ def _speaker_fields(speaker: Speaker | None) -> dict:
         "speaker_id": speaker.speaker_id,
         "speaker_age": [UNKNOWN_AGE if speaker.age is None else int(speaker.age)],
         "speaker_gender": speaker.gender or "",
+    }
+
+
+def _word_time_fields(word_times) -> dict:
+    """The record's word times (the word boundary head's targets); none where unknown."""
+    if not word_times:
+        return {}
+    return {
+        "word_starts": [float(start) for start, _ in word_times],
+        "word_ends": [float(end) for _, end in word_times],
     }
 
 
@@ -108,6 +121,7 @@ class SpeechRecognitionProblem(Problem):
                 "transcript": utterance.transcript,
                 "utterance_id": utterance.utterance_id,
                 **_speaker_fields(utterance.speaker),
+                **_word_time_fields(utterance.word_times),
             }
 
     def example_spec(self) -> dict:
@@ -120,6 +134,9 @@ class SpeechRecognitionProblem(Problem):
             "speaker_id": tf.io.FixedLenFeature([], tf.string, default_value=""),
             "speaker_age": tf.io.FixedLenFeature([], tf.int64, default_value=UNKNOWN_AGE),
             "speaker_gender": tf.io.FixedLenFeature([], tf.string, default_value=""),
+            # Empty for corpora without word times, and older shards.
+            "word_starts": tf.io.VarLenFeature(tf.float32),
+            "word_ends": tf.io.VarLenFeature(tf.float32),
         }
 
     def decode_example(self, serialized):
@@ -140,20 +157,38 @@ class SpeechRecognitionProblem(Problem):
 
     def preprocess_example(self, example, mode, hparams, seed=None):
         config = FeatureConfig.from_hparams(hparams)
-        features = featurize(example["waveform"], config, training=mode == TRAIN, seed=seed)
+        training = mode == TRAIN
+        if not word_boundaries_wanted(hparams):
+            features = featurize(example["waveform"], config, training=training, seed=seed)
+            return {
+                "inputs": features,
+                "inputs_length": tf.shape(features)[0],
+                "targets": example["targets"],
+            }
+        starts, ends = example["word_starts"], example["word_ends"]
+        features, positions = speech_features.featurize_with_times(
+            example["waveform"], tf.concat([starts, ends], 0), config, training, seed
+        )
+        words = tf.size(starts)
         return {
             "inputs": features,
             "inputs_length": tf.shape(features)[0],
             "targets": example["targets"],
+            "word_boundaries": boundary_targets(
+                positions[:words], positions[words:], tf.shape(features)[0]
+            ),
         }
 
     def batch_spec(self, hparams: HParams) -> dict:
         config = FeatureConfig.from_hparams(hparams)
-        return {
+        spec = {
             "inputs": tf.TensorSpec([None, None, config.num_mel_bins, config.channels], tf.float32),
             "inputs_length": tf.TensorSpec([None], tf.int32),
             "targets": tf.TensorSpec([None, None], tf.int32),
         }
+        if word_boundaries_wanted(hparams):
+            spec["word_boundaries"] = tf.TensorSpec([None, None, 2], tf.float32)
+        return spec
 
     def batching_length(self, model_lengths: dict, hparams: HParams):
         """T2T's speech batching length: frames x mel bins (or targets, if longer)."""
@@ -181,4 +216,7 @@ class SpeechRecognitionProblem(Problem):
     def padded_shapes(self, limit, hparams: HParams) -> dict:
         frames = limit // FeatureConfig.from_hparams(hparams).num_mel_bins  # frames x bins
         targets = hparams.max_target_seq_length or limit
-        return {"inputs": [frames, None, None], "targets": [targets]}
+        shapes = {"inputs": [frames, None, None], "targets": [targets]}
+        if word_boundaries_wanted(hparams):
+            shapes["word_boundaries"] = [frames, None]
+        return shapes

@@ -15,6 +15,7 @@ from t2t_lite.layers.timing_signal import (
 )
 from t2t_lite.layers.transformer_decoder_layer import TransformerDecoderLayer
 from t2t_lite.layers.transformer_encoder_layer import TransformerEncoderLayer
+from t2t_lite.layers.word_boundary_head import WordBoundaryHead
 
 __all__ = [
     "ConvReluConv",
@@ -28,6 +29,7 @@ __all__ = [
     "TimingSignal",
     "TransformerDecoderLayer",
     "TransformerEncoderLayer",
+    "WordBoundaryHead",
     "add_timing_signal_1d",
     "get_timing_signal_1d",
 ]

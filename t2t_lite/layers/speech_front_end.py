@@ -200,6 +200,14 @@ class SpeechFrontEnd(keras.layers.Layer):
             first, last = 2 * first, 2 * last + _KERNEL_FRAMES - 1
         return first, last
 
+    @staticmethod
+    def frames_per_output():
+        """`(reduction, first_middle)`: input frames between output frames (4),
+        and the input frame at the middle of what output frame 0 sees (7);
+        output frame `t`'s middle is input frame `first_middle + reduction * t`."""
+        first, last = SpeechFrontEnd.input_frames_seen(0)
+        return SpeechFrontEnd.input_frames_seen(1)[0] - first, (first + last) // 2
+
     def get_config(self):
         config = super().get_config()
         config.update(

@@ -21,6 +21,8 @@ runs its forward and backward passes on any Keras 3 backend.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import keras
 from keras import ops
 
@@ -33,6 +35,7 @@ from t2t_lite.layers.symbol_embedding import SymbolEmbedding
 from t2t_lite.layers.timing_signal import TimingSignal
 from t2t_lite.layers.transformer_decoder_layer import TransformerDecoderLayer
 from t2t_lite.layers.transformer_encoder_layer import TransformerEncoderLayer
+from t2t_lite.layers.word_boundary_head import WordBoundaryHead
 from t2t_lite.models.chunk_attention import chunk_attention_mask, draw_chunk_frames
 from t2t_lite.models.transformer_config import (
     MODEL_HPARAMS,
@@ -50,6 +53,25 @@ def make_initializer(name: str, gain: float) -> keras.initializers.Initializer:
     if name == "xavier":
         return keras.initializers.GlorotUniform()
     return keras.initializers.Orthogonal(gain)  # "orthogonal"; the config checks the name
+
+
+class TrainingOutputs(NamedTuple):
+    """`Transformer.call_with_heads`' result.
+
+    Attributes:
+        logits: float32 `[batch, length, vocab]`, the decoder's.
+        ctc_logits: float32 `[batch, encoder_frames, vocab]` (blank is
+            PAD_ID), or None without a CTC head.
+        ctc_mask: the encoder's nonpadding mask `[batch, encoder_frames]`,
+            or None without a CTC head.
+        boundary_logits: float32 `[batch, frames, 2]` (`WordBoundaryHead`),
+            or None without one.
+    """
+
+    logits: object
+    ctc_logits: object
+    ctc_mask: object
+    boundary_logits: object
 
 
 def shift_right(targets):
@@ -197,6 +219,13 @@ class Transformer(keras.Model):
             )
             # Built now so checkpoints hold it even before the first CTC step.
             self.ctc_projection.build((None, None, c.hidden_size))
+        self.word_boundary_head = None
+        if c.word_boundary_head:
+            self.word_boundary_head = WordBoundaryHead(
+                kernel_initializer=kernel_init,
+                dtype=policy,
+                name="word_boundary_head",
+            )
         self.decoder_dropout = embedding_dropout("decoder_input_dropout")
         self.decoder_layers = [
             TransformerDecoderLayer(
@@ -237,6 +266,8 @@ class Transformer(keras.Model):
             shapes.append((self.input_embedding, None))
         elif self.input_modality == "speech":
             shapes.append((self.speech_front_end, tuple(features_shape["inputs"])))
+            if self.word_boundary_head is not None and not self.word_boundary_head.built:
+                self.word_boundary_head.build(tuple(features_shape["inputs"]), hidden)
         if self.has_inputs:
             shapes.append((self.encoder_dropout, hidden))
             shapes += [(layer, hidden) for layer in self.encoder_layers]
@@ -325,6 +356,21 @@ class Transformer(keras.Model):
             memory, memory_mask = self.encode(features, training=training)
         return self.decode(features["targets"], memory, memory_mask, training=training)
 
+    def call_with_heads(self, features, training=None) -> TrainingOutputs:
+        """The training forward pass: the decoder's logits, as `call` returns
+        them, and each auxiliary head's (None for a head the model lacks)."""
+        memory, memory_mask = (None, None)
+        if self.has_inputs:
+            memory, memory_mask = self.encode(features, training=training)
+        logits = self.decode(features["targets"], memory, memory_mask, training=training)
+        ctc_logits = ctc_mask = boundary_logits = None
+        if self.ctc_projection is not None:
+            ctc_logits = ops.cast(self.ctc_projection(memory), "float32")
+            ctc_mask = memory_mask
+        if self.word_boundary_head is not None:
+            boundary_logits = self.word_boundary_logits(features, memory)
+        return TrainingOutputs(logits, ctc_logits, ctc_mask, boundary_logits)
+
     def call_with_ctc(self, features, training=None):
         """The training forward pass with the CTC head.
 
@@ -336,10 +382,17 @@ class Transformer(keras.Model):
         """
         if self.ctc_projection is None:
             raise ValueError("call_with_ctc needs a model built with ctc_head=True.")
-        memory, memory_mask = self.encode(features, training=training)
-        logits = self.decode(features["targets"], memory, memory_mask, training=training)
-        ctc_logits = ops.cast(self.ctc_projection(memory), "float32")
-        return logits, ctc_logits, memory_mask
+        outputs = self.call_with_heads(features, training=training)
+        return outputs.logits, outputs.ctc_logits, outputs.ctc_mask
+
+    def word_boundary_logits(self, features, memory):
+        """float32 `[batch, frames, 2]` logits of a word starting / ending at
+        each feature frame (`WordBoundaryHead`), from `encode`'s output."""
+        if self.word_boundary_head is None:
+            raise ValueError(
+                "word_boundary_logits needs a model built with word_boundary_head=True."
+            )
+        return ops.cast(self.word_boundary_head(features["inputs"], memory), "float32")
 
     def ctc_log_probs(self, memory):
         """float32 per-frame log posteriors of the CTC head, `[batch, frames, vocab]`

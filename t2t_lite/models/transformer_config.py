@@ -61,6 +61,10 @@ class TransformerConfig:
             model's compute).
         ctc_head: a projection of the encoder output to target logits for an
             auxiliary CTC loss; hparam `ctc_loss_weight > 0` turns it on.
+        word_boundary_head: a `WordBoundaryHead` beside the encoder of a
+            speech model, trained on a corpus's word times to place word
+            boundaries on the 10 ms feature frames; hparam
+            `word_boundary_loss_weight > 0` turns it on.
         use_dynamic_chunk: U2's dynamic chunk training for streaming
             (`chunk_attention.py`): each training batch's encoder
             self-attention sees its own chunk and the chunks before it, at a
@@ -108,6 +112,7 @@ class TransformerConfig:
     speech_front_end_filters: int = 128
     use_dynamic_chunk: bool = False
     ctc_head: bool = False
+    word_boundary_head: bool = False
 
     def __post_init__(self):
         # Lists (from a JSON config) become tuples: the config stays hashable.
@@ -136,6 +141,8 @@ class TransformerConfig:
             input_modality=input_modality,
             input_vocab_size=input_vocab_size,
             ctc_head=hparams.ctc_loss_weight > 0,
+            # A run saved before the head existed trained without one.
+            word_boundary_head=hparams.get("word_boundary_loss_weight", 0.0) > 0,
             **values,
         )
 
@@ -153,7 +160,13 @@ _BROADCAST_FIELDS = (
     "layer_prepostprocess_dropout_broadcast_dims",
 )
 # Fields the problem supplies, and the one computed from another hparam.
-_NON_HPARAM_FIELDS = ("target_vocab_size", "input_modality", "input_vocab_size", "ctc_head")
+_NON_HPARAM_FIELDS = (
+    "target_vocab_size",
+    "input_modality",
+    "input_vocab_size",
+    "ctc_head",
+    "word_boundary_head",
+)
 _COMPUTED_FIELDS = ("num_encoder_layers", "num_decoder_layers", *_BROADCAST_FIELDS)
 _HPARAM_FIELDS = tuple(
     field.name
@@ -168,6 +181,7 @@ MODEL_HPARAMS = (
     *_COMPUTED_FIELDS,
     "num_hidden_layers",
     "ctc_loss_weight",
+    "word_boundary_loss_weight",
     "activation_dtype",
 )
 
@@ -189,6 +203,11 @@ def _check(config: TransformerConfig) -> None:
         raise ValueError("input_modality 'symbol' needs input_vocab_size >= 1.")
     if config.ctc_head and config.input_modality is None:
         raise ValueError("ctc_head needs inputs: a decoder-only model has no encoder.")
+    if config.word_boundary_head and config.input_modality != "speech":
+        raise ValueError(
+            "word_boundary_head needs speech inputs (hparam word_boundary_loss_weight > 0 "
+            "is for speech models trained on a corpus with word times)."
+        )
     if config.pos not in ("timing", "none"):
         raise ValueError(f"unknown pos {config.pos!r}; use timing or none.")
     if config.self_attention_type not in SELF_ATTENTION_TYPES:

@@ -1,7 +1,8 @@
-"""T2T's padded cross-entropy with label smoothing, and an auxiliary CTC loss.
+"""T2T's padded cross-entropy with label smoothing, an auxiliary CTC loss,
+and the word boundary head's loss.
 
-Both come as sums over the batch with the count they sum over, so that the
-train step can divide by the token count of the global batch.
+Each comes as a sum over the batch (with the count it sums over), so that
+the train step can divide by the count of the global batch.
 """
 
 import math
@@ -116,3 +117,37 @@ def summed_ctc_loss(logits, logit_mask, labels):
         blank_index=PAD_ID,
     )
     return tf.reduce_sum(losses * tf.cast(feasible, tf.float32))
+
+
+# A word starts and ends about once in 30 feature frames: positives weigh
+# this much more than negatives, so the head does not learn to say "no
+# boundary" everywhere.
+BOUNDARY_POSITIVE_WEIGHT = 10.0
+
+
+def summed_boundary_loss(logits, targets, frame_lengths):
+    """Sum over the batch of the word boundary head's loss, and the frames summed.
+
+    A weighted sigmoid cross-entropy per feature frame and channel (word
+    start, word end), positives weighted `BOUNDARY_POSITIVE_WEIGHT`, over the
+    real frames only.
+
+    Args:
+        logits: float `[batch, frames, 2]` (`WordBoundaryHead`).
+        targets: float `[batch, frames, 2]`, 1 where a word starts / ends
+            (`data/word_boundary_targets.py`).
+        frame_lengths: int `[batch]` real frames.
+
+    Returns:
+        `(loss_sum, frames)`: float32 scalars.
+
+    Example:
+    >>> total, frames = summed_boundary_loss(tf.zeros([1, 4, 2]), tf.zeros([1, 4, 2]), [3])
+    >>> round(float(total), 3), float(frames)
+    (4.159, 3.0)
+    """
+    logits = tf.cast(logits, tf.float32)
+    targets = tf.cast(targets, tf.float32)
+    real = tf.sequence_mask(frame_lengths, tf.shape(logits)[1], dtype=tf.float32)
+    losses = tf.nn.weighted_cross_entropy_with_logits(targets, logits, BOUNDARY_POSITIVE_WEIGHT)
+    return tf.reduce_sum(losses * real[:, :, None]), tf.reduce_sum(real)

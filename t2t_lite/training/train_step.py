@@ -17,7 +17,11 @@ import tensorflow as tf
 
 from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.hparam import HParams
-from t2t_lite.training.losses import summed_cross_entropy, summed_ctc_loss
+from t2t_lite.training.losses import (
+    summed_boundary_loss,
+    summed_cross_entropy,
+    summed_ctc_loss,
+)
 from t2t_lite.training.optimizers import optimizer_name
 
 STEP_HPARAMS = (
@@ -25,6 +29,7 @@ STEP_HPARAMS = (
     "clip_grad_norm",
     "weight_decay",
     "ctc_loss_weight",
+    "word_boundary_loss_weight",
 )
 
 
@@ -35,6 +40,7 @@ class StepSettings:
     l2_weight_decay: float  # T2T's weight_decay as an L2 loss term (0 with AdamW)
     frame_seconds: float  # seconds per input frame (speech), for throughput
     ctc_loss_weight: float = 0.0  # weight of the encoder's auxiliary CTC loss
+    word_boundary_loss_weight: float = 0.0  # weight of the word boundary head's loss
 
     @classmethod
     def from_hparams(cls, hparams: HParams) -> StepSettings:
@@ -53,6 +59,7 @@ class StepSettings:
             l2_weight_decay=0.0 if decoupled else hparams.weight_decay,
             frame_seconds=FeatureConfig.from_hparams(hparams).frame_seconds,
             ctc_loss_weight=hparams.ctc_loss_weight,
+            word_boundary_loss_weight=hparams.get("word_boundary_loss_weight", 0.0),
         )
 
 
@@ -72,19 +79,32 @@ def make_replica_step(model, optimizer, settings: StepSettings):
         targets = tf.cast(features["targets"], tf.int32)
         variables = model.trainable_variables
         with tf.GradientTape() as tape:
-            if settings.ctc_loss_weight:
-                logits, ctc_logits, ctc_mask = model.call_with_ctc(features, training=True)
+            if settings.ctc_loss_weight or settings.word_boundary_loss_weight:
+                outputs = model.call_with_heads(features, training=True)
+                logits = outputs.logits
             else:
                 logits = model(features, training=True)
             xent_sum, tokens = summed_cross_entropy(logits, targets, settings.label_smoothing)
             if settings.ctc_loss_weight:
                 # Both terms are per-token means of the global batch, mixed as
                 # hybrid CTC/attention training mixes them.
-                ctc_sum = summed_ctc_loss(ctc_logits, ctc_mask, targets)
+                ctc_sum = summed_ctc_loss(outputs.ctc_logits, outputs.ctc_mask, targets)
                 weight = settings.ctc_loss_weight
                 xent_sum = (1.0 - weight) * xent_sum + weight * ctc_sum
             global_tokens = context.all_reduce(tf.distribute.ReduceOp.SUM, tokens)
             loss = xent_sum / tf.maximum(global_tokens, 1.0)
+            if settings.word_boundary_loss_weight:
+                # A per-frame mean of the global batch, added: the head reads
+                # the encoder through stop_gradient, so it changes nothing else.
+                boundary_sum, frames = summed_boundary_loss(
+                    outputs.boundary_logits, features["word_boundaries"], features["inputs_length"]
+                )
+                global_frames = context.all_reduce(tf.distribute.ReduceOp.SUM, frames)
+                loss += (
+                    settings.word_boundary_loss_weight
+                    * boundary_sum
+                    / tf.maximum(global_frames, 1.0)
+                )
             if settings.l2_weight_decay:
                 loss += settings.l2_weight_decay * _l2_loss(variables) / replicas
             scaled_loss = optimizer.scale_loss(loss) if loss_scaling else loss

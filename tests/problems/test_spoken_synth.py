@@ -180,3 +180,6 @@ def test_datagen_copies_the_word_times_beside_the_shards(generated):
             words = copied[example["utterance_id"].decode()]
             assert " ".join(word.word for word in words) == example["transcript"].decode()
             assert words[-1].end_s <= example["waveform"].size / 16000
+            # And each record carries its word times (the word boundary head's targets).
+            np.testing.assert_allclose(example["word_starts"], [w.start_s for w in words], 1e-6)
+            np.testing.assert_allclose(example["word_ends"], [w.end_s for w in words], 1e-6)

@@ -54,3 +54,53 @@ def test_ctc_loss_weight_mixes_the_encoder_ctc_loss_into_the_step_loss():
     stats = step(features)
     assert float(stats["loss"]) == pytest.approx(expected, rel=1e-5)
     assert float(stats["grad_norm"]) > 0
+
+
+def test_the_word_boundary_loss_is_added_and_trains_only_the_head():
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from t2t_lite import registry
+    from t2t_lite.models.transformer import Transformer
+    from t2t_lite.training.losses import summed_boundary_loss, summed_cross_entropy
+    from t2t_lite.training.train_step import StepSettings, make_replica_step
+
+    hparams = registry.hparams("transformer_tiny").parse(
+        f"{TINY_TRANSFORMER},word_boundary_loss_weight=0.5,{NO_DROPOUT}"
+    )
+    model = Transformer.from_hparams(hparams, input_modality="speech", target_vocab_size=9)
+    rng = np.random.default_rng(0)
+    boundaries = np.zeros([2, 40, 2], np.float32)
+    boundaries[:, [5, 20], 0] = boundaries[:, [19, 33], 1] = 1.0
+    features = {
+        "inputs": rng.normal(size=(2, 40, 80, 3)).astype(np.float32),
+        "inputs_length": np.array([40, 30], np.int32),
+        "targets": np.array([[4, 5, 6, 1], [7, 8, 1, 0]], np.int32),
+        "word_boundaries": boundaries,
+    }
+    outputs = model.call_with_heads(features)
+    xent, tokens = summed_cross_entropy(outputs.logits, features["targets"], 0.1)
+    boundary, frames = summed_boundary_loss(
+        outputs.boundary_logits, boundaries, features["inputs_length"]
+    )
+    assert float(frames) == 70.0
+    expected = float(xent / tokens + 0.5 * boundary / frames)
+
+    optimizer = keras.optimizers.SGD(0.0)
+    optimizer.build(model.trainable_variables)
+    settings = StepSettings(0.1, 0.0, 0.0, 0.01, word_boundary_loss_weight=0.5)
+    stats = tf.function(make_replica_step(model, optimizer, settings))(features)
+    assert float(stats["loss"]) == pytest.approx(expected, rel=1e-5)
+    # The head reads the encoder through stop_gradient: its loss reaches its own
+    # weights and no other.
+    with tf.GradientTape() as tape:
+        outputs = model.call_with_heads(features, training=True)
+        boundary, _ = summed_boundary_loss(
+            outputs.boundary_logits, boundaries, features["inputs_length"]
+        )
+    head = {id(v) for v in model.word_boundary_head.trainable_variables}
+    for variable, gradient in zip(
+        model.trainable_variables, tape.gradient(boundary, model.trainable_variables), strict=True
+    ):
+        assert (gradient is not None) == (id(variable) in head), variable.path

@@ -108,7 +108,9 @@ def search_pieces(
         each piece's first sample after the cut lies in its recording,
         seconds), and for a model with a CTC head `ctc_log_probs [pieces,
         frames, vocab]` and `encoded_lengths [pieces]` of the encoder output
-        the search decoded from (the encoder runs once).
+        the search decoded from (the encoder runs once); for a model with a
+        word boundary head, `boundary_probs [pieces, feature_frames, 2]` and
+        `frame_lengths [pieces]`.
     """
     features, rows, offsets = _pieces(waveforms, lengths, hparams, decode_config)
     features.update(phrases or {})
@@ -118,6 +120,10 @@ def search_pieces(
     if has_ctc_head(model):
         searched["ctc_log_probs"] = model.ctc_log_probs(memory)
         searched["encoded_lengths"] = model.encoded_length(features["inputs_length"])
+    if getattr(model, "word_boundary_head", None) is not None:
+        logits = model.word_boundary_logits(features, memory)
+        searched["boundary_probs"] = tf.sigmoid(logits)
+        searched["frame_lengths"] = features["inputs_length"]
     return searched
 
 
@@ -145,6 +151,8 @@ def time_words(searched: dict, timer: WordTimer, num_rows):
         searched["encoded_lengths"],
         searched["ids"][:, 0],
         searched["offsets"],
+        boundary_probs=searched.get("boundary_probs"),
+        frame_lengths=searched.get("frame_lengths"),
     )
     return join_word_times(piece_times, searched["rows"], num_rows)
 

@@ -9,6 +9,9 @@ targets alike), and each word gets:
   first token after a gap of more than `MAX_GAP_FRAMES` blank frames inside
   the word, less a frame per token before the gap: see `WordTimer`);
 - end: the end of the last encoder frame of its last token;
+- with a model's word boundary head (`boundary_probs`), both then moved to
+  the likeliest 10 ms feature frame near them, inside the word's CTC span
+  (`boundary_refinement.py`);
 - confidence: the geometric mean of the CTC posterior of its tokens over
   the frames the alignment gives them (blank frames between its tokens do
   not count), in (0, 1].
@@ -35,6 +38,7 @@ import tensorflow as tf
 
 from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.text_encoders import EOS_ID, PAD_ID
+from t2t_lite.decoding.timing.boundary_refinement import refine_word_boundaries
 from t2t_lite.decoding.timing.ctc_alignment import ctc_forced_align
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
@@ -83,9 +87,8 @@ def encoder_frame_seconds(hparams: HParams) -> tuple[float, float]:
     encoder frame 0's audio (frame `t`'s middle is `middle + t * step`)."""
     config = FeatureConfig.from_hparams(hparams)
     step = config.frame_step_samples
-    first, last = SpeechFrontEnd.input_frames_seen(0)
-    reduction = SpeechFrontEnd.input_frames_seen(1)[0] - first
-    middle = (first * step + last * step + config.frame_length_samples) / 2
+    reduction, first_middle = SpeechFrontEnd.frames_per_output()
+    middle = first_middle * step + config.frame_length_samples / 2
     rate = config.sample_rate
     return reduction * step / rate, middle / rate
 
@@ -119,8 +122,21 @@ class WordTimer:
         self._leading_space = tf.constant(tables["leading_space"])
         self._trailing_space = tf.constant(tables["trailing_space"])
         self.frame_step_seconds, self.first_frame_middle = encoder_frame_seconds(hparams)
+        config = FeatureConfig.from_hparams(hparams)
+        # Feature frame j's window has its middle at `feature_middle + j * feature_step` s.
+        self.feature_step = config.frame_step_samples / config.sample_rate
+        self.feature_middle = config.frame_length_samples / 2 / config.sample_rate
+        self.frames_per_step, self.first_middle = SpeechFrontEnd.frames_per_output()
 
-    def __call__(self, ctc_log_probs, encoded_lengths, ids, offsets=None) -> WordTimes:
+    def __call__(
+        self,
+        ctc_log_probs,
+        encoded_lengths,
+        ids,
+        offsets=None,
+        boundary_probs=None,
+        frame_lengths=None,
+    ) -> WordTimes:
         """Aligns and groups.
 
         Args:
@@ -129,6 +145,11 @@ class WordTimer:
             ids: int `[batch, length]` hypotheses (EOS-terminated, 0-padded).
             offsets: float `[batch]` seconds added to every time (where the
                 audio the frames came from starts in its recording); 0 if None.
+            boundary_probs: float `[batch, feature_frames, 2]`, the model's
+                word boundary head's probabilities (the sigmoid of
+                `Transformer.word_boundary_logits`), or None: the
+                alignment's times as they are.
+            frame_lengths: int `[batch]` real feature frames (with `boundary_probs`).
 
         Returns:
             `WordTimes`.
@@ -199,11 +220,31 @@ class WordTimer:
         def seconds(frame, edge):
             return offsets[:, None] + middle + tf.cast(frame, tf.float32) * step + edge
 
+        start_seconds, end_seconds = seconds(first, -half), seconds(last, half)
+        if boundary_probs is not None:
+            start_frames, end_frames = refine_word_boundaries(
+                boundary_probs,
+                frame_lengths,
+                tf.where(timed, first, 0),
+                tf.where(timed, last, 0),
+                timed,
+                self.frames_per_step,
+                self.first_middle,
+            )
+
+            def feature_seconds(frame):
+                return (
+                    offsets[:, None]
+                    + self.feature_middle
+                    + self.feature_step * tf.cast(frame, tf.float32)
+                )
+
+            start_seconds, end_seconds = feature_seconds(start_frames), feature_seconds(end_frames)
         width = tf.reduce_max(tf.concat([num_words, [0]], axis=0))
         return WordTimes(
             words=tf.where(is_word, texts, "")[:, :width],
-            starts=tf.where(timed, seconds(first, -half), -1.0)[:, :width],
-            ends=tf.where(timed, seconds(last, half), -1.0)[:, :width],
+            starts=tf.where(timed, start_seconds, -1.0)[:, :width],
+            ends=tf.where(timed, end_seconds, -1.0)[:, :width],
             confidences=tf.where(timed, tf.exp(log_prob_sum / tf.maximum(word_frames, 1.0)), 0.0)[
                 :, :width
             ],

@@ -51,6 +51,31 @@ def test_byte_words_get_their_tokens_frames_and_confidence():
     np.testing.assert_allclose(times.confidences[0], [0.9, 0.9], rtol=1e-5)
 
 
+def test_a_boundary_head_moves_times_to_its_feature_frames():
+    encoder = ByteTextEncoder()
+    ids = encoder.encode("hi yo") + [EOS_ID]
+    h, i, space, y, o = ids[:5]
+    frames = [0, h, h, i, 0, space, 0, y, 0, o, o, 0]
+    log_probs = peaky_log_probs(frames, encoder.vocab_size)[None]
+    feature_frames = 4 * len(frames)
+    probs = np.zeros([1, feature_frames, 2], np.float32)
+    # "hi" aligned to encoder frames 1-3 (feature frames 9 .. 20), "yo" to 7-10
+    # (33 .. 48): the head puts "hi" at 4 .. 22 and "yo"'s start at 27.
+    probs[0, [4, 27], 0] = 0.9
+    probs[0, 22, 1] = 0.9
+    timer = WordTimer(encoder.token_surfaces(), HPARAMS)
+    times = timer(log_probs, [len(frames)], [ids], [1.0], boundary_probs=probs, frame_lengths=[44])
+    # Feature frame j's window is centred 12.5 ms + 10 ms * j into the audio.
+    np.testing.assert_allclose(times.starts[0], [1.0125 + 0.04, 1.0125 + 0.27], rtol=1e-6)
+    assert float(times.ends[0, 0]) == pytest.approx(1.0125 + 0.22)
+    # No peak near "yo"'s end: the first frame of its window (all equal) wins,
+    # inside the audio's 44 frames.
+    assert float(times.ends[0, 1]) <= 1.0125 + 0.43
+    without = timer(log_probs, [len(frames)], [ids], [1.0])
+    assert times.words.numpy().tolist() == without.words.numpy().tolist()
+    np.testing.assert_array_equal(times.confidences, without.confidences)
+
+
 def test_sentencepiece_style_pieces_start_words_at_their_leading_space():
     # ids: 0 pad, 1 eos, 2 " the", 3 " ca", 4 "t", 5 " ", 6 "s"
     surfaces = [b"", b"", b" the", b" ca", b"t", b" ", b"s"]

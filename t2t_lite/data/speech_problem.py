@@ -157,27 +157,24 @@ class SpeechRecognitionProblem(Problem):
 
     def preprocess_example(self, example, mode, hparams, seed=None):
         config = FeatureConfig.from_hparams(hparams)
-        training = mode == TRAIN
-        if not word_boundaries_wanted(hparams):
-            features = featurize(example["waveform"], config, training=training, seed=seed)
-            return {
-                "inputs": features,
-                "inputs_length": tf.shape(features)[0],
-                "targets": example["targets"],
-            }
-        starts, ends = example["word_starts"], example["word_ends"]
-        features, positions = speech_features.featurize_with_times(
-            example["waveform"], tf.concat([starts, ends], 0), config, training, seed
+        timed = word_boundaries_wanted(hparams)  # the word boundary head's targets
+        starts, ends = (
+            (example["word_starts"], example["word_ends"]) if timed else (tf.zeros([0]),) * 2
         )
-        words = tf.size(starts)
-        return {
+        features, positions = speech_features.featurize_with_times(
+            example["waveform"], tf.concat([starts, ends], 0), config, mode == TRAIN, seed
+        )
+        model_features = {
             "inputs": features,
             "inputs_length": tf.shape(features)[0],
             "targets": example["targets"],
-            "word_boundaries": boundary_targets(
-                positions[:words], positions[words:], tf.shape(features)[0]
-            ),
         }
+        if timed:
+            words = tf.size(starts)
+            model_features["word_boundaries"] = boundary_targets(
+                positions[:words], positions[words:], tf.shape(features)[0]
+            )
+        return model_features
 
     def batch_spec(self, hparams: HParams) -> dict:
         config = FeatureConfig.from_hparams(hparams)

@@ -17,7 +17,12 @@ from t2t_lite import registry, run_dir
 from t2t_lite.cli import common, training_diagnostics
 from t2t_lite.data import normalization_prior, shards
 from t2t_lite.data.problem import EVAL, TRAIN
-from t2t_lite.data.word_boundary_targets import check_word_times, word_boundaries_wanted
+from t2t_lite.data.word_boundary_targets import (
+    WEIGHT_HPARAM,
+    check_word_times,
+    has_word_times,
+    word_boundaries_wanted,
+)
 from t2t_lite.decoding.evaluation.evaluator import DecodeEvaluator
 from t2t_lite.hparam import HParams
 from t2t_lite.training import strategy as strategies
@@ -197,6 +202,24 @@ def _seed() -> None:
         tf.config.experimental.enable_op_determinism()
 
 
+def _word_boundary_head(problem, hparams: HParams) -> None:
+    """A set's word boundary head is left out, with a line saying so, on a
+    corpus without word times (its shards hold none); one asked for with
+    --hparams there is an error."""
+    if not word_boundaries_wanted(hparams) or has_word_times(problem, FLAGS.data_dir):
+        return
+    if WEIGHT_HPARAM in common.overridden_hparams():
+        try:
+            check_word_times(problem, FLAGS.data_dir)
+        except ValueError as error:
+            raise common.CliError(str(error)) from error
+    hparams.set_hparam(WEIGHT_HPARAM, 0.0)
+    print(
+        f"{problem.name} has no word times: training without the word boundary head "
+        f"(hparam {WEIGHT_HPARAM}=0)"
+    )
+
+
 def _add_normalization_prior(problem, hparams: HParams) -> None:
     """The training set's feature statistics, when the hparams want them
     (streaming models: `audio_normalization_prior_frames`)."""
@@ -237,11 +260,7 @@ def main(argv: list[str]) -> int:
     )
     if training:
         _add_normalization_prior(problem, hparams)
-        if word_boundaries_wanted(hparams):
-            try:
-                check_word_times(problem, FLAGS.data_dir)
-            except ValueError as error:
-                raise common.CliError(str(error)) from error
+        _word_boundary_head(problem, hparams)
     if training and strategies.is_chief(strategy):
         run_dir.save_or_check_hparams(FLAGS.output_dir, hparams, problem)
         run_dir.save_flags(FLAGS.output_dir, common.flag_values())

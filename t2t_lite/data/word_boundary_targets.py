@@ -46,24 +46,30 @@ def boundary_targets(start_positions, end_positions, num_frames) -> tf.Tensor:
     return tf.stack(columns, axis=1)
 
 
-def check_word_times(problem, data_dir: str) -> None:
-    """Refuses a run whose training shards hold no word times for the head to learn.
+def has_word_times(problem, data_dir: str) -> bool:
+    """Whether the problem's training shards hold word times for the head to learn.
 
     Reads the first training example only: a corpus has word times for all
     its utterances or for none, and shards written before the head existed
     have none.
-
-    Raises:
-        ValueError: one sentence naming the problem and what to do.
     """
     files = problem.require_data(data_dir, TRAIN)[:1]
     for record in tf.data.TFRecordDataset(files).take(1):
         example = problem.decode_example(record)
-        if "word_starts" in example and int(tf.size(example["word_starts"])) > 0:
-            return
-    raise ValueError(
-        f"hparam {WEIGHT_HPARAM} > 0 trains a word boundary head, but the {problem.name} "
-        f"training shards in {data_dir} hold no word times: use a corpus that has them "
-        f"(spoken_synth; regenerate its shards with t2t-lite-datagen if they predate word "
-        f"times) or set {WEIGHT_HPARAM}=0."
-    )
+        return "word_starts" in example and int(tf.size(example["word_starts"])) > 0
+    return False
+
+
+def check_word_times(problem, data_dir: str) -> None:
+    """Refuses a run whose training shards hold no word times (`has_word_times`).
+
+    Raises:
+        ValueError: one sentence naming the problem and what to do.
+    """
+    if not has_word_times(problem, data_dir):
+        raise ValueError(
+            f"hparam {WEIGHT_HPARAM} > 0 trains a word boundary head, but the {problem.name} "
+            f"training shards in {data_dir} hold no word times: use a corpus that has them "
+            f"(spoken_synth; regenerate its shards with t2t-lite-datagen if they predate word "
+            f"times) or set {WEIGHT_HPARAM}=0."
+        )

@@ -8,8 +8,8 @@ SavedModel's `transcribe_timed` do (`WaveformTranscriber.timed`), and
 compares them with the corpus's own word times (`spoken_synth-word_times.json`
 beside the shards: eSpeak NG's phoneme events, trimmed to the sounding
 audio). Hypothesis words are paired with reference words where the two
-transcripts agree (`difflib`'s matching blocks: substituted, inserted and
-deleted words have no true time to compare with). Reported over the pairs:
+transcripts agree (`word_confidence.matched_words`: substituted, inserted
+and deleted words have no true time to compare with). Reported over the pairs:
 
 - mean absolute start and end error (ms), and their mean signed error (a
   constant bias, e.g. of where a 40 ms encoder frame is placed);
@@ -26,7 +26,6 @@ TIMIT/Buckeye; CTC alignments are coarser (peaky posteriors, 40 ms frames).
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import time
@@ -40,6 +39,7 @@ from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.input_batches import record_waveform_batches
 from t2t_lite.decoding.search.model_search import decode_cap
+from t2t_lite.decoding.timing.word_confidence import matched_words
 from t2t_lite.usr_dir import import_usr_dir
 
 # The shares reported; 25 ms is about a forced aligner's mean boundary error
@@ -64,15 +64,11 @@ def paired_boundaries(reference: list, hypothesis: list) -> list[tuple]:
     ...                   [TimedWord("a", 0.12, 0.28, 1.0), TimedWord("c", 0.4, 0.6, 1.0)])
     [((0.1, 0.3), (0.12, 0.28))]
     """
-    matcher = difflib.SequenceMatcher(
-        a=[w[0] for w in reference], b=[w.word for w in hypothesis], autojunk=False
-    )
     pairs = []
-    for block in matcher.get_matching_blocks():
-        for k in range(block.size):
-            ref, hyp = reference[block.a + k], hypothesis[block.b + k]
-            if hyp.start >= 0:
-                pairs.append(((ref[1], ref[2]), (hyp.start, hyp.end)))
+    for i, j in matched_words([w[0] for w in reference], [w.word for w in hypothesis]):
+        ref, hyp = reference[i], hypothesis[j]
+        if hyp.start >= 0:
+            pairs.append(((ref[1], ref[2]), (hyp.start, hyp.end)))
     return pairs
 
 
@@ -99,38 +95,60 @@ def summarize(pairs: list[tuple], reference_words: int) -> dict:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_arguments(description: str) -> argparse.ArgumentParser:
+    """The flags of the word-time scripts (this one and
+    `calibrate_word_confidence.py`): the run, its data and problem, the
+    checkpoint and the decode hparams."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--output_dir", required=True, help="a t2t-lite-trainer run")
     parser.add_argument("--data_dir", required=True)
     parser.add_argument("--problem", default="spoken_synth")
     parser.add_argument("--t2t_usr_dir", default=None, help="a directory registering it")
+    parser.add_argument("--checkpoint_path", default=None, help="default: the latest")
+    parser.add_argument("--decode_hparams", default="beam_size=4,alpha=0.6,batch_size=16")
+    return parser
+
+
+def problem_of(args):
+    """The `--problem`, registered by `--t2t_usr_dir` if given."""
+    if args.t2t_usr_dir:
+        import_usr_dir(args.t2t_usr_dir)
+    return registry.problem(args.problem)
+
+
+def restored_transcriber(args, problem, decode_config: DecodeConfig):
+    """`(transcriber, checkpoint)`: the run's model restored, transcribing as
+    the decoder and the SavedModel do (`WaveformTranscriber`)."""
+    run = TrainedRun.of(
+        args.output_dir, problem, data_dir=args.data_dir, checkpoint_path=args.checkpoint_path
+    )
+    model, checkpoint = run.restored_model()
+    transcriber = WaveformTranscriber(
+        model,
+        run.hparams,
+        decode_config,
+        decode_cap(run.hparams, decode_config),
+        problem.feature_encoders(args.data_dir)["targets"],
+    )
+    return transcriber, checkpoint
+
+
+def main() -> None:
+    parser = run_arguments(__doc__.splitlines()[0])
     parser.add_argument("--split", default="test")
     parser.add_argument("--examples", type=int, default=0, help="0: every one")
-    parser.add_argument("--decode_hparams", default="beam_size=4,alpha=0.6,batch_size=16")
     parser.add_argument("--output_json", default=None)
     args = parser.parse_args()
 
-    if args.t2t_usr_dir:
-        import_usr_dir(args.t2t_usr_dir)
-    problem = registry.problem(args.problem)
+    problem = problem_of(args)
     word_times_path = problem.word_times_path(args.data_dir)
     if not os.path.exists(word_times_path):
         raise SystemExit(
             f"{word_times_path} does not exist: rerun t2t-lite-datagen for {args.problem}."
         )
     truth = load_word_times(word_times_path)
-    run = TrainedRun.of(args.output_dir, problem, data_dir=args.data_dir)
-    model, _ = run.restored_model()
-    hparams = run.hparams
     decode_config = DecodeConfig.parse(args.decode_hparams)
-    transcriber = WaveformTranscriber(
-        model,
-        hparams,
-        decode_config,
-        decode_cap(hparams, decode_config),
-        problem.feature_encoders(args.data_dir)["targets"],
-    )
+    transcriber, _ = restored_transcriber(args, problem, decode_config)
     pairs, reference_words, done = [], 0, 0
     seconds = {"plain": 0.0, "timed": 0.0}
     batches = list(

@@ -61,6 +61,7 @@ from t2t_lite.decoding.evaluation import scoring, speaker_groups
 from t2t_lite.decoding.input_batches import InputListError, read_input_lines
 from t2t_lite.decoding.result import BLANK, Decoded
 from t2t_lite.decoding.timing import subtitles
+from t2t_lite.decoding.timing.word_confidence import with_run_calibration
 from t2t_lite.run_dir import write_atomically
 
 if "decode_hparams" not in flags.FLAGS:  # the trainer defines it too
@@ -264,6 +265,9 @@ def main(argv: list[str]) -> int:
         hparams = run.hparams
     except (FileNotFoundError, CheckpointNotFoundError, CheckpointMismatchError) as error:
         raise common.CliError(str(error)) from error
+    decode_config, note = with_run_calibration(decode_config, output_dir, checkpoint)
+    if note:
+        print(note)
     try:
         decoder = kind(model, hparams, problem, data_dir, decode_config)
     except ValueError as error:  # settings the model cannot honour, or cannot stream

@@ -19,8 +19,8 @@ from t2t_lite.data import normalization_prior, shards
 from t2t_lite.data.problem import EVAL, TRAIN
 from t2t_lite.data.word_boundary_targets import (
     WEIGHT_HPARAM,
-    check_word_times,
     has_word_times,
+    no_word_times_message,
     word_boundaries_wanted,
 )
 from t2t_lite.decoding.evaluation.evaluator import DecodeEvaluator
@@ -209,10 +209,7 @@ def _word_boundary_head(problem, hparams: HParams) -> None:
     if not word_boundaries_wanted(hparams) or has_word_times(problem, FLAGS.data_dir):
         return
     if WEIGHT_HPARAM in common.overridden_hparams():
-        try:
-            check_word_times(problem, FLAGS.data_dir)
-        except ValueError as error:
-            raise common.CliError(str(error)) from error
+        raise common.CliError(no_word_times_message(problem, FLAGS.data_dir))
     hparams.set_hparam(WEIGHT_HPARAM, 0.0)
     print(
         f"{problem.name} has no word times: training without the word boundary head "

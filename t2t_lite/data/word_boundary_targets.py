@@ -18,9 +18,15 @@ from t2t_lite.hparam import HParams
 WEIGHT_HPARAM = "word_boundary_loss_weight"
 
 
+def boundary_loss_weight(hparams: HParams) -> float:
+    """The word boundary head's loss weight (0: no head; a run saved before
+    the head existed has no such hparam and trained none)."""
+    return hparams.get(WEIGHT_HPARAM, 0.0)
+
+
 def word_boundaries_wanted(hparams: HParams) -> bool:
-    """Whether the run trains a word boundary head (a run saved before it existed did not)."""
-    return hparams.get(WEIGHT_HPARAM, 0.0) > 0
+    """Whether the run trains a word boundary head."""
+    return boundary_loss_weight(hparams) > 0
 
 
 def boundary_targets(start_positions, end_positions, num_frames) -> tf.Tensor:
@@ -60,16 +66,23 @@ def has_word_times(problem, data_dir: str) -> bool:
     return False
 
 
-def check_word_times(problem, data_dir: str) -> None:
-    """Refuses a run whose training shards hold no word times (`has_word_times`).
+def no_word_times_message(problem, data_dir: str) -> str:
+    """The sentence refusing a head on shards without word times."""
+    return (
+        f"hparam {WEIGHT_HPARAM} > 0 trains a word boundary head, but the {problem.name} "
+        f"training shards in {data_dir} hold no word times: use a corpus that has them "
+        f"(spoken_synth; regenerate its shards with t2t-lite-datagen if they predate word "
+        f"times) or set {WEIGHT_HPARAM}=0."
+    )
+
+
+def check_word_times(problem, hparams: HParams, data_dir: str) -> None:
+    """Refuses a run that trains a word boundary head on training shards
+    without word times (`has_word_times`): its head would learn that no word
+    ever starts.
 
     Raises:
         ValueError: one sentence naming the problem and what to do.
     """
-    if not has_word_times(problem, data_dir):
-        raise ValueError(
-            f"hparam {WEIGHT_HPARAM} > 0 trains a word boundary head, but the {problem.name} "
-            f"training shards in {data_dir} hold no word times: use a corpus that has them "
-            f"(spoken_synth; regenerate its shards with t2t-lite-datagen if they predate word "
-            f"times) or set {WEIGHT_HPARAM}=0."
-        )
+    if word_boundaries_wanted(hparams) and not has_word_times(problem, data_dir):
+        raise ValueError(no_word_times_message(problem, data_dir))

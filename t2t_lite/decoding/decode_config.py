@@ -20,6 +20,7 @@ from t2t_lite.hparam import HParams
 # decode settings say otherwise: ESPnet's LibriSpeech recipes decode with 0.3.
 DEFAULT_CTC_WEIGHT = 0.3
 MODEL_CTC_WEIGHT = -1.0  # ctc_weight's "the model's default" (see `for_model`)
+RUN_CALIBRATION = 0.0  # word_confidence_exponent's "the run's calibration"
 STREAM_FINALS = ("search", "rescore")
 
 
@@ -59,6 +60,9 @@ class DecodeConfig:
         hotwords_file: a phrase list to bias the search towards, one phrase
             per line, `PHRASE :BOOST` to set one's boost (`phrase_bias.py`).
         hotword_boost: the bonus per matched token of a phrase without one.
+        word_confidence_exponent: word confidences are raised to this power
+            (`timing/word_confidence.py`); `RUN_CALIBRATION` (0): the run's
+            calibration for its checkpoint, 1 (raw) where it has none.
 
     Example:
     >>> config = DecodeConfig.parse("beam_size=2,ctc_weight=0.5")
@@ -81,6 +85,7 @@ class DecodeConfig:
     lm_weight: float = 0.0
     hotwords_file: str = ""
     hotword_boost: float = DEFAULT_BOOST
+    word_confidence_exponent: float = RUN_CALIBRATION
 
     def __post_init__(self):
         at_least = {
@@ -105,6 +110,11 @@ class DecodeConfig:
                 f"decode hparam lm_weight={self.lm_weight} needs lm_dir, the output_dir of "
                 "a trained language model (t2t-lite-trainer --problem=languagemodel_...)."
             )
+        if self.word_confidence_exponent < 0:
+            raise ValueError(
+                "decode hparam word_confidence_exponent must be > 0 (or 0: the run's "
+                f"calibration), got {self.word_confidence_exponent}."
+            )
         if not self.hotword_boost > 0:
             raise ValueError(f"decode hparam hotword_boost must be > 0, got {self.hotword_boost}.")
         if self.stream_final not in STREAM_FINALS:
@@ -122,6 +132,12 @@ class DecodeConfig:
                 value out of range (one sentence naming it).
         """
         return cls(**HParams(**(base or cls()).values()).parse(overrides).values())
+
+    @property
+    def confidence_exponent(self) -> float:
+        """The power word confidences are raised to: 1 (raw) while the run's
+        calibration is not resolved (`word_confidence.with_run_calibration`)."""
+        return self.word_confidence_exponent if self.word_confidence_exponent > 0 else 1.0
 
     def replace(self, **changes) -> DecodeConfig:
         """A copy with `changes` applied (and checked)."""

@@ -16,8 +16,8 @@ class WordBoundaryHead(keras.layers.Layer):
     fires when it has heard enough of a token, not where the word begins. This head looks at
     the 10 ms feature frames themselves, where a boundary shows as a change
     in the spectrum, and at the encoder frame around each (which sound it
-    is), so a word time can be placed within its CTC frame
-    (`decoding/timing/boundary_refinement.py`):
+    is), so a word time can be placed on the feature frames, wherever the CTC
+    head fired (`decoding/timing/boundary_refinement.py`):
 
         x[j]      = concat(features[j], memory[t(j)])   # t(j): encoder frame centred nearest j
         h         = relu(conv_k(relu(conv_k(dense(x)))))

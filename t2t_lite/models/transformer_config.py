@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from t2t_lite.data.word_boundary_targets import WEIGHT_HPARAM, word_boundaries_wanted
 from t2t_lite.hparam import HParams
 
 INPUT_MODALITIES = (None, "symbol", "speech")
@@ -142,7 +143,7 @@ class TransformerConfig:
             input_vocab_size=input_vocab_size,
             ctc_head=hparams.ctc_loss_weight > 0,
             # A run saved before the head existed trained without one.
-            word_boundary_head=hparams.get("word_boundary_loss_weight", 0.0) > 0,
+            word_boundary_head=word_boundaries_wanted(hparams),
             **values,
         )
 
@@ -181,7 +182,7 @@ MODEL_HPARAMS = (
     *_COMPUTED_FIELDS,
     "num_hidden_layers",
     "ctc_loss_weight",
-    "word_boundary_loss_weight",
+    WEIGHT_HPARAM,
     "activation_dtype",
 )
 
@@ -205,7 +206,7 @@ def _check(config: TransformerConfig) -> None:
         raise ValueError("ctc_head needs inputs: a decoder-only model has no encoder.")
     if config.word_boundary_head and config.input_modality != "speech":
         raise ValueError(
-            "word_boundary_head needs speech inputs (hparam word_boundary_loss_weight > 0 "
+            f"word_boundary_head needs speech inputs (hparam {WEIGHT_HPARAM} > 0 "
             "is for speech models trained on a corpus with word times)."
         )
     if config.pos not in ("timing", "none"):

@@ -29,6 +29,7 @@ from t2t_lite.data.text_encoders import SentencePieceEncoder, TextEncoder
 from t2t_lite.decoding.checkpoints import trained_model
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.timing.word_confidence import with_run_calibration
 from t2t_lite.serving.serving_module import ServingModule
 
 METADATA_FILE = "t2t_lite_export.json"  # in assets.extra/, which TF Serving ignores
@@ -181,6 +182,10 @@ def export_run(
     encoders = problem.feature_encoders(run.data_dir)
     check_exportable(problem, encoders)
     model, checkpoint = restored_model(run)
+    # Word confidences as calibrated for this checkpoint (decode_hparams records it).
+    decode_config, note = with_run_calibration(decode_config, run.output_dir, checkpoint)
+    if note:
+        print(note)
     try:
         module = ServingModule(model, problem, run.hparams, decode_config, encoders)
     except ValueError as error:  # decode hparams the model cannot honour

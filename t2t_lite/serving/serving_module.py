@@ -140,7 +140,11 @@ class ServingModule(tf.Module):
             )
             self.serve = tf.function(self._serve_speech, input_signature=waveform_signature)
             if has_ctc_head(model):  # word times are aligned to the CTC head
-                self._word_timer = WordTimer(encoders["targets"].token_surfaces(), hparams)
+                self._word_timer = WordTimer(
+                    encoders["targets"].token_surfaces(),
+                    hparams,
+                    decode_config.confidence_exponent,
+                )
                 self.serve_timed = tf.function(
                     self._serve_speech_timed, input_signature=waveform_signature
                 )

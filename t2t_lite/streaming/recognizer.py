@@ -5,6 +5,7 @@
     for chunk in microphone_chunks:          # float32 samples, any length
         print(recognizer.accept_waveform(chunk))   # the partial transcript
     text = recognizer.finalize()             # the final transcript
+    recognizer.final_words                   # its words, timed as the decoder times them
     recognizer.reset()                       # ready for the next utterance
 
 The model is one trained with `use_dynamic_chunk` (and
@@ -26,6 +27,10 @@ transcript as the decode hparam `stream_final` says:
   the attention decoder (`rescoring.rescore`, with `ctc_weight` and
   `alpha`). Cheaper, but it can only pick among the CTC head's spellings,
   which a byte-level CTC head often gets wrong (docs/benchmarks.md, "Streaming").
+
+The final's words are timed as the decoder's (`WordTimer` over the streamed
+encoder output's CTC posteriors, and the word boundary head's output over
+the utterance's features if the model has one), in the utterance's clock.
 """
 
 from __future__ import annotations
@@ -39,9 +44,11 @@ from keras import ops
 from t2t_lite.data.audio_features import delta_delta_reach
 from t2t_lite.data.audio_io import finite_samples
 from t2t_lite.data.feature_config import FeatureConfig
-from t2t_lite.decoding.audio.transcriber import piece_features
+from t2t_lite.decoding.audio.transcriber import encoded_word_times, piece_features, timing_inputs
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
+from t2t_lite.decoding.timing.subtitles import TimedWord
+from t2t_lite.decoding.timing.word_times import WordTimer, timed_word_rows
 from t2t_lite.hparam import HParams
 from t2t_lite.streaming.ctc_prefix_beam_search import CtcPrefixBeamSearch
 from t2t_lite.streaming.encoder import StreamingEncoder
@@ -94,11 +101,21 @@ class StreamingRecognizer:
             input_signature=[tf.TensorSpec([1, None, model.hidden_size], tf.float32)],
         )  # fmt: skip
         self._featurize = tf.function(
-            lambda waveform, length: piece_features(waveform, length, hparams, self.decode_config)[
-                0
-            ],
+            lambda waveform, length: piece_features(waveform, length, hparams, self.decode_config),
             input_signature=[tf.TensorSpec([1, None], tf.float32), tf.TensorSpec([1], tf.int32)],
         )
+        timer = WordTimer(
+            target_encoder.token_surfaces(), hparams, self.decode_config.confidence_exponent
+        )
+        rate = FeatureConfig.from_hparams(hparams).sample_rate
+
+        def time_final(features, memory, ids, cut):
+            timing = timing_inputs(model, features, memory)
+            # The frames the final search read: every one the stream emitted.
+            timing["encoded_lengths"] = tf.shape(memory)[1:2]
+            return encoded_word_times(timing, timer, ids[None], tf.cast(cut, tf.float32) / rate)
+
+        self._time_final = tf.function(time_final, reduce_retracing=True)
         self.reset()
 
     def reset(self) -> None:
@@ -107,6 +124,8 @@ class StreamingRecognizer:
         self._state = self.encoder.initial_state()
         self._search = CtcPrefixBeamSearch(self.decode_config.beam_size)
         self._memory = []  # the encoder output so far, chunk by chunk
+        self._features = None  # the last featurization: (features, leading zeros cut)
+        self.final_words: tuple[TimedWord, ...] = ()  # set by `finalize`
 
     @property
     def memory(self):
@@ -122,7 +141,8 @@ class StreamingRecognizer:
 
     def _advance(self, final: bool) -> None:
         waveform = self._samples[None]
-        features = self._featurize(waveform, np.array([waveform.shape[1]], np.int32))
+        self._features = self._featurize(waveform, np.array([waveform.shape[1]], np.int32))
+        features = self._features[0]
         frames = int(features["inputs_length"][0])
         inputs = features["inputs"][:, :frames]
         stable = frames if final else max(0, frames - self.lookahead)
@@ -141,17 +161,22 @@ class StreamingRecognizer:
 
     def finalize(self) -> str:
         """The final transcript: the rest of the audio encoded, then the
-        `stream_final` pass. Call `reset` before the next utterance."""
+        `stream_final` pass; its words timed in `final_words`. Call `reset`
+        before the next utterance."""
         self._advance(final=True)
         if not self._memory:
             return ""
-        memory = self.memory
+        memory = ops.cast(self.memory, "float32")
         if self.decode_config.stream_final == "search":
-            return self.target_encoder.decode(
-                self._search_final(ops.cast(memory, "float32")).numpy()
-            )
-        ids, _ = rescore(
-            self.model, memory, self._search.nbest(), self.decode_config.ctc_weight,
-            self.decode_config.alpha,
-        )  # fmt: skip
+            ids = self._search_final(memory).numpy()
+        else:
+            ids, _ = rescore(
+                self.model, memory, self._search.nbest(), self.decode_config.ctc_weight,
+                self.decode_config.alpha,
+            )  # fmt: skip
+        ids = np.asarray(ids, np.int32)
+        if ids.size:
+            features, cut = self._features
+            times = self._time_final(features, memory, ids, cut)
+            self.final_words = timed_word_rows(times)[0]
         return self.target_encoder.decode(ids)

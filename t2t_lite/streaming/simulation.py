@@ -104,9 +104,9 @@ class StreamingTranscriber:
     """The decoder's streaming simulation (decode hparam `chunk_frames`),
     called as `WaveformTranscriber` is: `(waveforms, lengths)` -> per
     recording a `Decoded` of its final (one beam, score 0: the stream keeps
-    no beam scores), no word times."""
+    no beam scores) with its words timed (`StreamingRecognizer.final_words`)."""
 
-    timed_words = False
+    timed_words = True  # a streaming model has the CTC head word times need
 
     def __init__(self, model, hparams: HParams, decode_config: DecodeConfig, target_encoder,
                  chunk_frames: int):  # fmt: skip
@@ -123,10 +123,10 @@ class StreamingTranscriber:
             timing = stream(self.recognizer, waveform[:length], self.chunk_samples,
                             self.sample_rate)  # fmt: skip
             self.timings.append(timing)
-            results.append(Decoded((timing.final,), (0.0,)))
+            results.append(Decoded((timing.final,), (0.0,), words=self.recognizer.final_words))
         return results
 
-    transcribe = __call__  # as `WaveformTranscriber.transcribe`: no word times here
+    transcribe = __call__  # as `WaveformTranscriber.transcribe`, words timed
 
     def summary(self) -> dict:
         """Real-time factor, per-chunk compute and final latency (ms), over

@@ -15,6 +15,7 @@ import keras
 import tensorflow as tf
 
 from t2t_lite.data.problem import Problem
+from t2t_lite.data.word_boundary_targets import check_word_times
 from t2t_lite.hparam import HParams
 from t2t_lite.models.build import build_model
 from t2t_lite.training.learning_rate import T2TSchedule
@@ -76,11 +77,16 @@ def build_trainer(
     Returns:
         The trainer, not yet restored from output_dir's checkpoints.
 
+    Raises:
+        ValueError: hparams that train a word boundary head on shards
+            without word times (`check_word_times`).
+
     Example:
     >>> trainer = build_trainer(problem, hparams, "transformer", config,
     ...                         tf.distribute.get_strategy())  # doctest: +SKIP
     >>> trainer.train(evaluate_every=1000)  # doctest: +SKIP
     """
+    check_word_times(problem, hparams, config.data_dir)
     with strategy.scope():
         model = build_model(problem, hparams, model_name, config.data_dir)
         optimizer = build_optimizer(hparams, config.train_steps, model)

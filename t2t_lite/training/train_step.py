@@ -16,6 +16,7 @@ import keras
 import tensorflow as tf
 
 from t2t_lite.data.feature_config import FeatureConfig
+from t2t_lite.data.word_boundary_targets import WEIGHT_HPARAM, boundary_loss_weight
 from t2t_lite.hparam import HParams
 from t2t_lite.training.losses import (
     summed_boundary_loss,
@@ -29,7 +30,7 @@ STEP_HPARAMS = (
     "clip_grad_norm",
     "weight_decay",
     "ctc_loss_weight",
-    "word_boundary_loss_weight",
+    WEIGHT_HPARAM,
 )
 
 
@@ -59,7 +60,7 @@ class StepSettings:
             l2_weight_decay=0.0 if decoupled else hparams.weight_decay,
             frame_seconds=FeatureConfig.from_hparams(hparams).frame_seconds,
             ctc_loss_weight=hparams.ctc_loss_weight,
-            word_boundary_loss_weight=hparams.get("word_boundary_loss_weight", 0.0),
+            word_boundary_loss_weight=boundary_loss_weight(hparams),
         )
 
 

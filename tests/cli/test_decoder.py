@@ -3,6 +3,7 @@ real LibriSpeech audio (the four utterances of shared/testdata)."""
 
 import json
 import re
+import sys
 
 import jiwer
 import numpy as np
@@ -11,7 +12,8 @@ import soundfile
 
 from t2t_lite.data.audio_io import read_audio
 from t2t_lite.decoding.audio.long_form import piece_ends
-from tests.helpers import TINY_SPEECH_RUN, run_command, train_user_problem
+from t2t_lite.decoding.timing.word_confidence import CALIBRATION_FILE, save_calibration
+from tests.helpers import SCRIPTS, TINY_SPEECH_RUN, run_command, train_user_problem
 
 
 @pytest.fixture(scope="module")
@@ -246,3 +248,44 @@ def test_hotwords_and_a_language_model_reach_the_search(trained, tmp_path, no_lm
         assert result.returncode == 1
         lines = result.stderr.strip().splitlines()
         assert expected in lines[-1] and "Traceback" not in result.stderr
+
+
+def test_word_confidences_are_calibrated_for_the_runs_checkpoint(
+    trained, tmp_path, librispeech_flac
+):
+    """scripts/calibrate_word_confidence.py fits and stores an exponent for
+    the checkpoint; the decoder raises each word's confidence to it unless
+    decode hparam word_confidence_exponent is given."""
+    usr, data_dir, output_dir = trained
+    calibration = output_dir / CALIBRATION_FILE
+    try:
+        fitted = run_command(
+            sys.executable, str(SCRIPTS / "calibrate_word_confidence.py"),
+            f"--t2t_usr_dir={usr}", "--problem=librispeech_mini", f"--data_dir={data_dir}",
+            f"--output_dir={output_dir}", "--check_split=test",
+            "--decode_hparams=beam_size=1,batch_size=2",
+        )  # fmt: skip
+        assert fitted.returncode == 0, fitted.stderr[-3000:]
+        assert "dev: " in fitted.stdout and "test: " in fitted.stdout
+        assert "expected calibration error" in fitted.stdout
+        stored = json.loads(calibration.read_text())
+        assert stored["checkpoint"] == "ckpt-150" and stored["split"] == "dev"
+        assert stored["words"] > 0 and stored["exponent"] > 0
+        # An exponent far from 1, so that applying it shows.
+        save_calibration(str(output_dir), 0.5, "ckpt-150", split="dev")
+        paths = tmp_path / "paths.txt"
+        paths.write_text(f"{librispeech_flac}\n")
+        confidences = {}
+        for name, decode_hparams in (("calibrated", ""), ("raw", ",word_confidence_exponent=1")):
+            out = tmp_path / name
+            result = decoder(
+                trained, f"--decode_from_file={paths}", f"--decode_to_file={out}",
+                f"--decode_hparams=beam_size=2,alpha=0.6,batch_size=2{decode_hparams}",
+            )  # fmt: skip
+            assert result.returncode == 0, result.stderr[-3000:]
+            words = json.loads((tmp_path / f"{name}.words.jsonl").read_text())["words"]
+            confidences[name] = np.array([w["confidence"] for w in words if w["start"] >= 0])
+        assert confidences["raw"].size > 0, "no word to compare"
+        np.testing.assert_allclose(confidences["calibrated"], confidences["raw"] ** 0.5, atol=2e-4)
+    finally:
+        calibration.unlink(missing_ok=True)  # the other tests decode raw

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from t2t_lite import registry
 from t2t_lite.data.audio_augment import AugmentConfig
 from t2t_lite.data.audio_io import read_audio
 from t2t_lite.data.feature_config import FeatureConfig
@@ -51,14 +52,18 @@ def generated(tmp_path_factory, librispeech_mini):
     return problems
 
 
-def test_a_run_is_refused_when_its_shards_hold_no_word_times(generated):
+def test_a_run_with_a_head_is_refused_when_its_shards_hold_no_word_times(generated):
     problem, data_dir = generated["two_real_utterances"]
+    hparams = registry.hparams("transformer_speech_small")
     with pytest.raises(ValueError) as error:
-        check_word_times(problem, data_dir)
+        check_word_times(problem, hparams, data_dir)
     message = str(error.value)
     assert "hold no word times" in message and "word_boundary_loss_weight=0" in message
     assert "\n" not in message
-    check_word_times(*generated["timed_utterances"])  # no error
+    timed_problem, timed_dir = generated["timed_utterances"]
+    check_word_times(timed_problem, hparams, timed_dir)  # no error
+    hparams.set_hparam("word_boundary_loss_weight", 0.0)
+    check_word_times(problem, hparams, data_dir)  # no head, nothing to check
 
 
 def test_stored_word_times_become_targets_at_their_frames(generated):

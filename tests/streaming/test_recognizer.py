@@ -45,10 +45,17 @@ def test_the_whole_utterance_at_once_gives_the_non_streaming_transcript(run):
     )  # fmt: skip
     whole = recognizer(run, chunk_frames=1000)
     for text, clip in clips.items():
-        expected = transcriber(clip[None], np.array([len(clip)], np.int32))[0].text
+        expected = transcriber.timed(clip[None], np.array([len(clip)], np.int32))[0]
         whole.accept_waveform(clip)
-        assert whole.finalize() == expected == text
+        assert whole.finalize() == expected.text == text
+        # Its words timed as the decoder times them: the same frames, the same times.
+        assert [w.word for w in whole.final_words] == [w.word for w in expected.words] == [text]
+        for streamed, decoded in zip(whole.final_words, expected.words, strict=True):
+            assert streamed.start == pytest.approx(decoded.start, abs=1e-4)
+            assert streamed.end == pytest.approx(decoded.end, abs=1e-4)
+            assert streamed.confidence == pytest.approx(decoded.confidence, abs=1e-3)
         whole.reset()
+        assert whole.final_words == ()
 
 
 def test_small_chunks_give_partials_as_the_audio_arrives_and_the_same_final(run):
@@ -89,6 +96,12 @@ def test_decoder_streams_files_with_chunk_frames_and_reports_latency(run, tmp_pa
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert out.read_text().splitlines() == ["hi", "no"]
+    # The streamed finals' words, timed (as the decoder times them: the first test).
+    records = [json.loads(line) for line in (tmp_path / "out.txt.words.jsonl").open()]
+    assert [[w["word"] for w in r["words"]] for r in records] == [["hi"], ["no"]]
+    for record, clip in zip(records, clips.values(), strict=True):
+        word = record["words"][0]
+        assert 0 <= word["start"] < min(word["end"], len(clip) / 16000)
     report = json.loads((tmp_path / "out.txt.streaming.json").read_text())
     assert report["chunk_ms"] == 160 and report["real_time_factor"] > 0
     assert "streamed in 160 ms chunks" in done.stdout

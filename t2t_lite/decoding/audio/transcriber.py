@@ -33,8 +33,7 @@ from t2t_lite.decoding.audio.long_form import piece_starts, split_recordings
 from t2t_lite.decoding.decode_config import DecodeConfig, has_ctc_head
 from t2t_lite.decoding.result import Decoded
 from t2t_lite.decoding.search.model_search import model_search
-from t2t_lite.decoding.timing.subtitles import TimedWord
-from t2t_lite.decoding.timing.word_times import WordTimer, join_word_times
+from t2t_lite.decoding.timing.word_times import WordTimer, join_word_times, timed_word_rows
 from t2t_lite.hparam import HParams
 
 NEEDS_CTC_HEAD = (
@@ -117,14 +116,22 @@ def search_pieces(
     memory, memory_mask = model.encode(features, training=False)
     ids, scores = model_search(model, features, decode_config, cap, encoded=(memory, memory_mask))
     searched = {"ids": ids, "scores": scores, "rows": rows, "offsets": offsets}
+    return {**searched, **timing_inputs(model, features, memory)}
+
+
+def timing_inputs(model, features: dict, memory) -> dict:
+    """What word times read of an encoded batch: for a model with a CTC head
+    `ctc_log_probs [batch, frames, vocab]` and `encoded_lengths [batch]`; with
+    a word boundary head also `boundary_probs [batch, feature_frames, 2]` and
+    `frame_lengths [batch]`; else nothing."""
+    timing = {}
     if has_ctc_head(model):
-        searched["ctc_log_probs"] = model.ctc_log_probs(memory)
-        searched["encoded_lengths"] = model.encoded_length(features["inputs_length"])
+        timing["ctc_log_probs"] = model.ctc_log_probs(memory)
+        timing["encoded_lengths"] = model.encoded_length(features["inputs_length"])
     if getattr(model, "word_boundary_head", None) is not None:
-        logits = model.word_boundary_logits(features, memory)
-        searched["boundary_probs"] = tf.sigmoid(logits)
-        searched["frame_lengths"] = features["inputs_length"]
-    return searched
+        timing["boundary_probs"] = tf.sigmoid(model.word_boundary_logits(features, memory))
+        timing["frame_lengths"] = features["inputs_length"]
+    return timing
 
 
 def _transcripts(searched: dict) -> tuple:
@@ -144,17 +151,23 @@ def time_words(searched: dict, timer: WordTimer, num_rows):
     Returns:
         A `WordTimes` with one row per recording, in the recording's clock.
     """
-    if "ctc_log_probs" not in searched:
-        raise ValueError(NEEDS_CTC_HEAD)
-    piece_times = timer(
-        searched["ctc_log_probs"],
-        searched["encoded_lengths"],
-        searched["ids"][:, 0],
-        searched["offsets"],
-        boundary_probs=searched.get("boundary_probs"),
-        frame_lengths=searched.get("frame_lengths"),
-    )
+    piece_times = encoded_word_times(searched, timer, searched["ids"][:, 0], searched["offsets"])
     return join_word_times(piece_times, searched["rows"], num_rows)
+
+
+def encoded_word_times(timing: dict, timer: WordTimer, ids, offsets=None):
+    """`WordTimes` of hypotheses `ids [batch, length]` over what
+    `timing_inputs` gave, `offsets [batch]` seconds added."""
+    if "ctc_log_probs" not in timing:
+        raise ValueError(NEEDS_CTC_HEAD)
+    return timer(
+        timing["ctc_log_probs"],
+        timing["encoded_lengths"],
+        ids,
+        offsets,
+        boundary_probs=timing.get("boundary_probs"),
+        frame_lengths=timing.get("frame_lengths"),
+    )
 
 
 class WaveformTranscriber:
@@ -204,7 +217,9 @@ class WaveformTranscriber:
         )
         self._transcribe_timed = None
         if self.timed_words:
-            timer = WordTimer(target_encoder.token_surfaces(), hparams)
+            timer = WordTimer(
+                target_encoder.token_surfaces(), hparams, decode_config.confidence_exponent
+            )
 
             def search_timed(waveforms, lengths):
                 searched = search(waveforms, lengths)
@@ -224,21 +239,9 @@ class WaveformTranscriber:
             raise ValueError(NEEDS_CTC_HEAD)
         ids, scores, rows, times = self._transcribe_timed(waveforms, lengths)
         decoded = self._beams(ids.numpy(), scores.numpy(), rows.numpy(), len(lengths))
-        words, starts, ends, confidences, counts = (t.numpy() for t in times)
         return [
-            dataclasses.replace(
-                result,
-                words=tuple(
-                    TimedWord(
-                        words[row, i].decode("utf-8", errors="replace"),
-                        float(starts[row, i]),
-                        float(ends[row, i]),
-                        float(confidences[row, i]),
-                    )
-                    for i in range(counts[row])
-                ),
-            )
-            for row, result in enumerate(decoded)
+            dataclasses.replace(result, words=words)
+            for result, words in zip(decoded, timed_word_rows(times), strict=True)
         ]
 
     def transcribe(self, waveforms, lengths) -> list[Decoded]:

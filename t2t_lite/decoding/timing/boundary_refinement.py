@@ -1,31 +1,37 @@
-"""Word boundaries placed on the 10 ms feature frames, within what the CTC alignment allows.
+"""Word boundaries on the 10 ms feature frames: a best path through the boundary head's output.
 
 The CTC alignment (`word_times.WordTimer`) places a word between the
-encoder frames (40 ms) of its first and last token; a CTC head fires a
-token when it has heard enough of it, so starts come out late and every
-boundary is quantized to 40 ms. A model with a `WordBoundaryHead` also says,
-per 10 ms feature frame, how likely a word starts or ends there; each
-boundary moves to the likeliest frame of a window around where the
-alignment put it:
+encoder frames (40 ms) of its first and last token. A CTC head fires a
+token once it has heard enough of it, and how late varies between trainings
+(a quick start model's starts came out +41 ms late on the median, another's
++116 ms on the mean) and within an utterance (a piece's last token may wait
+for the end of its audio). A model with a `WordBoundaryHead` also says, per
+10 ms feature frame, how likely a word starts or ends there.
 
-- a start searches `START_WINDOW` frames around the start of its first
-  token's encoder frame, an end `END_WINDOW` frames around the end of its
-  last token's. Starts lag (a token fires once enough of it was heard; an
-  utterance's last word by 100-250 ms), so a start looks back as far as
-  the previous word allows; a piece's first word looks up to
-  `FIRST_START_AFTER` frames later instead, since a CTC head fires an
-  utterance's first tokens on its first frames, wherever the word starts.
-  The windows were chosen on the quick start's model over its dev split
-  (the training voices) and the long split (docs/benchmarks.md);
-- neither leaves the word's CTC span: a start stays after the start of the
-  previous word's last encoder frame and before the end of the word's own
-  last, an end after the start of the word's own first encoder frame and
-  before the end of the next word's first; both stay inside the audio;
-- boundaries stay in order (each start <= its end <= the next start): a
-  start found before the previous word's end becomes that end, as one
-  shared boundary (the words are said without a pause between them); and
-  nothing passes the audio's last frame (the last encoder frame's 40 ms
-  may reach past it).
+The refined boundaries are the best path through the head's output: a
+row's `2 * words` boundaries (start, end, start, end, ...) take the frames
+that maximise
+
+    sum over boundaries of  log(p(frame) + PROBABILITY_FLOOR)
+                            - PULL_PER_FRAME * |frame - alignment's boundary|
+
+subject to order (each boundary at or after the one before; a word at least
+`MIN_WORD_FRAMES` long) and to the neighbours' CTC spans (a word's start at
+or after the start of the previous word's first encoder frame, its end at or
+before the end of the next word's last one, and the start at or before the
+end of its own last one). A Viterbi pass over the boundaries, each step a
+running maximum over the frames.
+
+The CTC timing enters only as bounds and a weak pull (0.02 per 10 ms: a
+boundary moves 100 ms from the alignment's for a head probability e^0.2 =
+1.22 times higher), so the
+head places the boundaries and the alignment only fixes which word is
+which. A boundary the constraints leave no frame for (a word squeezed by
+its neighbours, audio shorter than its words) takes the least-penalised one
+(`OUT_OF_BOUNDS`); the result is then put in order and clipped to the audio
+whatever the scores were. The constants were chosen on the quick start's
+model over its dev split (the training voices; docs/benchmarks.md,
+"Word timestamps").
 
 All TF ops on padded `[batch, words]` tensors, for `transcribe_timed` and
 `tf.function`.
@@ -35,39 +41,52 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-# (frames before, frames after) the alignment's boundary that a search reads.
-START_WINDOW = (50, 4)
-END_WINDOW = (10, 6)
-# Frames after the alignment's start that a row's first word searches.
-FIRST_START_AFTER = 40
+from t2t_lite.layers.speech_front_end import SpeechFrontEnd
+
+# Added to the head's probability before the log: a frame the head rules out
+# costs log(0.01) = -4.6, not -inf, so the pull and the bounds can still
+# place a boundary the head missed.
+PROBABILITY_FLOOR = 0.01
+# What each feature frame between a boundary and the alignment's costs, in
+# log-probability.
+PULL_PER_FRAME = 0.02
+# Feature frames from a word's start to its end, at least (60 ms).
+MIN_WORD_FRAMES = 6
+# Score of each frame outside a boundary's bounds: no head probability or
+# pull can outweigh it, and it stays finite so a boundary with no frame
+# inside its bounds still has a best one.
+OUT_OF_BOUNDS = -1.0e4
 
 
-def _best_in_window(probs, centre, lower, upper, before, after, most_after):
-    """The frame in `[centre - before, centre + after] ∩ [lower, upper]` where
-    `probs` `[batch, frames]` is highest; `centre` clipped to the bounds when
-    the window misses them. `centre`, `lower`, `upper` and `after` (at most
-    the int `most_after`) are int32 `[batch, words]`."""
-    offsets = tf.range(-before, most_after + 1)
-    candidates = centre[:, :, None] + offsets[None, None, :]  # [batch, words, width]
-    inside = (candidates >= lower[:, :, None]) & (candidates <= upper[:, :, None])
-    inside &= offsets[None, None, :] <= after[:, :, None]
-    frames = tf.shape(probs)[1]
-    values = tf.gather(probs, tf.clip_by_value(candidates, 0, frames - 1), batch_dims=1)
-    values = tf.where(inside, values, -1.0)
-    best = tf.gather(candidates, tf.argmax(values, axis=-1, output_type=tf.int32), batch_dims=2)
-    fallback = tf.clip_by_value(centre, lower, tf.maximum(lower, upper))
-    return tf.where(tf.reduce_any(inside, axis=-1), best, fallback)
+def _running_best(values):
+    """`(maximum, argmax)` over frames `0..f` for each frame `f` of `values`
+    `[batch, frames]` (Hillis-Steele doubling: log2(frames) shifted maxima;
+    TF has no cumulative maximum)."""
+    frames = tf.shape(values)[1]
+    index = tf.broadcast_to(tf.range(frames)[None, :], tf.shape(values))
+
+    def body(shift, best, arg):
+        earlier = tf.pad(best, [[0, 0], [shift, 0]], constant_values=-float("inf"))[:, :frames]
+        earlier_arg = tf.pad(arg, [[0, 0], [shift, 0]])[:, :frames]
+        take = earlier >= best  # ties: the earlier frame
+        return shift * 2, tf.where(take, earlier, best), tf.where(take, earlier_arg, arg)
+
+    _, best, arg = tf.while_loop(
+        lambda shift, best, arg: shift < frames,
+        body,
+        (tf.constant(1), values, index),
+        shape_invariants=(tf.TensorShape([]), values.shape, index.shape),
+    )
+    return best, arg
 
 
-def refine_word_boundaries(
-    boundary_probs,
-    frame_lengths,
-    first,
-    last,
-    timed,
-    frames_per_step: int,
-    first_middle: int,
-):
+def _interleave(starts, ends):
+    """`[batch, words]` twice -> `[batch, 2 * words]`: start, end, start, end, ..."""
+    stacked = tf.stack([starts, ends], axis=2)
+    return tf.reshape(stacked, [tf.shape(stacked)[0], -1])
+
+
+def refine_word_boundaries(boundary_probs, frame_lengths, first, last, timed):
     """Word starts and ends on the feature frames.
 
     Args:
@@ -79,8 +98,6 @@ def refine_word_boundaries(
         last: int `[batch, words]`, its last encoder frame.
         timed: bool `[batch, words]`, words the alignment placed (the first
             `n` of a row; the rest are ignored).
-        frames_per_step: feature frames per encoder frame (4).
-        first_middle: the feature frame at the middle of encoder frame 0 (7).
 
     Returns:
         `(starts, ends)`: int32 `[batch, words]` feature frames (a boundary
@@ -89,56 +106,87 @@ def refine_word_boundaries(
 
     Example:
     ```python
-    starts, ends = refine_word_boundaries(probs, frame_lengths, first, last, timed, 4, 7)
+    starts, ends = refine_word_boundaries(probs, frame_lengths, first, last, timed)
     ```
     """
-    probs = tf.cast(boundary_probs, tf.float32)
-    first = tf.cast(first, tf.int32)
-    last = tf.cast(last, tf.int32)
+    frames_per_step, first_middle = SpeechFrontEnd.frames_per_output()
     half = frames_per_step // 2
-    # Where each encoder frame's 40 ms begin and end, in feature frames.
-    frame_start = first_middle - half + frames_per_step * first
-    frame_end = first_middle + half + frames_per_step * last
+    probs = tf.cast(boundary_probs, tf.float32)
+    frames = tf.shape(probs)[1]
+    timed = tf.convert_to_tensor(timed)
+    # One untimed word more, so that every row has boundaries to pass along.
+    first = tf.pad(tf.cast(first, tf.int32), [[0, 0], [0, 1]])
+    last = tf.pad(tf.cast(last, tf.int32), [[0, 0], [0, 1]])
+    real = tf.pad(timed, [[0, 0], [0, 1]])
+    # Where the alignment put each word, in feature frames: its first encoder
+    # frame's 40 ms begin, its last one's end.
+    ctc_start = first_middle - half + frames_per_step * first
+    ctc_end = first_middle + half + frames_per_step * last
     last_frame = tf.maximum(tf.cast(frame_lengths, tf.int32) - 1, 0)[:, None]
-    last_start = first_middle - half + frames_per_step * last
-    first_end = first_middle + half + frames_per_step * first
 
     def neighbour(values, shift, edge):
-        """Each word's previous (`shift=1`) or next (`shift=-1`) timed word's
-        value; `edge` where there is none."""
-        values = tf.where(timed, values, edge)
+        """Each word's previous (`shift=1`) or next (`shift=-1`) word's value;
+        `edge` where that word is untimed or there is none."""
+        values = tf.where(real, values, edge)
         if shift == 1:
             return tf.pad(values[:, :-1], [[0, 0], [1, 0]], constant_values=edge)
         return tf.pad(values[:, 1:], [[0, 0], [0, 1]], constant_values=edge)
 
-    big = tf.int32.max
-    start_lower = tf.maximum(neighbour(last_start, 1, 0), 0)
-    start_upper = tf.minimum(frame_end, last_frame)
-    end_lower = tf.maximum(frame_start, 0)
-    end_upper = tf.minimum(neighbour(first_end, -1, big), last_frame)
-    first_word = tf.range(tf.shape(first)[1])[None, :] == 0
-    start_after = tf.where(first_word, FIRST_START_AFTER, START_WINDOW[1]) + tf.zeros_like(first)
-    end_after = tf.fill(tf.shape(first), END_WINDOW[1])
-    searches = (  # column, centre, bounds, frames before, frames after (each, most)
-        (0, frame_start, start_lower, start_upper, START_WINDOW[0], start_after, FIRST_START_AFTER),
-        (1, frame_end, end_lower, end_upper, END_WINDOW[0], end_after, END_WINDOW[1]),
+    floor = tf.minimum(tf.maximum(neighbour(ctc_start, 1, 0), 0), last_frame)
+    start_ceiling = tf.minimum(ctc_end, last_frame)
+    end_ceiling = tf.minimum(neighbour(ctc_end, -1, tf.int32.max), last_frame)
+    lower = _interleave(floor, floor)  # an end is after its start: the path's order
+    upper = tf.maximum(_interleave(start_ceiling, end_ceiling), lower)
+    anchor = _interleave(ctc_start, ctc_end)
+    real_boundaries = _interleave(real, real)
+    log_probs = tf.math.log(probs + PROBABILITY_FLOOR)  # [batch, frames, 2]
+    frame = tf.range(frames)[None, :]
+
+    count = tf.shape(anchor)[1]
+    columns = tf.transpose(tf.stack([lower, upper, anchor], axis=0), [2, 0, 1])  # [2w, 3, batch]
+    real_columns = tf.transpose(real_boundaries)  # [2w, batch]
+
+    def step(number, best, best_arg, pointers):
+        """Boundary `number`: the best path's score with it at each frame,
+        and where the boundary before it is on that path. `best` and
+        `best_arg` come in as the running best over the previous boundary's
+        frames (its path's best score at or before each frame, and where)."""
+        lower, upper, anchor = tf.unstack(columns[number])
+        is_end = number % 2 == 1
+        score = tf.where(is_end, log_probs[:, :, 1], log_probs[:, :, 0])
+        score -= PULL_PER_FRAME * tf.cast(tf.abs(frame - anchor[:, None]), tf.float32)
+        inside = (frame >= lower[:, None]) & (frame <= upper[:, None])
+        score += tf.where(inside, 0.0, OUT_OF_BOUNDS)
+        # An end comes MIN_WORD_FRAMES after its start at least.
+        gap = tf.where(is_end, MIN_WORD_FRAMES, 0)
+        before = tf.pad(best, [[0, 0], [gap, 0]], constant_values=2 * OUT_OF_BOUNDS)[:, :frames]
+        before_arg = tf.pad(best_arg, [[0, 0], [gap, 0]])[:, :frames]
+        # A boundary of an untimed word passes the path along unchanged.
+        real = real_columns[number][:, None]
+        total = tf.where(real, score + before, best)
+        pointer = tf.where(real, before_arg, best_arg)
+        return (number + 1, *_running_best(total), pointers.write(number, pointer))
+
+    start = tf.zeros_like(log_probs[:, :, 0])
+    _, _, best_arg, pointers = tf.while_loop(
+        lambda number, *_: number < count,
+        step,
+        (0, start, tf.zeros_like(start, tf.int32), tf.TensorArray(tf.int32, size=count)),
     )
-    starts, ends = (_best_in_window(probs[:, :, column], *window) for column, *window in searches)
-    # In order: each start after the ends before it, each end after its start.
-    # Both bounds grow along a row, so a running maximum keeps every boundary
-    # inside them.
-    sequence = tf.reshape(tf.stack([starts, ends], axis=2), [tf.shape(starts)[0], -1])
-    real = tf.reshape(tf.stack([timed, timed], axis=2), tf.shape(sequence))
-    sequence = tf.where(real, sequence, -1)
-    # A running maximum as a masked maximum over each prefix: [batch, 2w, 2w]
-    # at most a few hundred boundaries, and no loop (rows may have no words).
-    length = tf.shape(sequence)[1]
-    prefix = tf.range(length)[None, :] <= tf.range(length)[:, None]
-    ordered = tf.reduce_max(tf.where(prefix[None], sequence[:, None, :], -1), axis=-1)
-    ordered = tf.reshape(ordered, tf.shape(tf.stack([starts, ends], axis=2)))
-    # The last encoder frame's 40 ms may run past the audio's last frame.
-    ordered = tf.minimum(ordered, last_frame[:, :, None])
-    return (
-        tf.where(timed, ordered[:, :, 0], starts),
-        tf.where(timed, ordered[:, :, 1], ends),
-    )
+    pointers = pointers.stack()  # [2w, batch, frames]
+
+    def back(position, pointer):
+        """The boundary before, given where this one is on the best path."""
+        return tf.gather(pointer, position[:, None], batch_dims=1)[:, 0]
+
+    final = best_arg[:, -1]  # the path's last boundary: its best frame
+    earlier = tf.scan(back, pointers[1:], initializer=final, reverse=True)  # [2w - 1, batch]
+    path = tf.transpose(tf.concat([earlier, final[None]], axis=0))  # [batch, 2w]
+    # Whatever the scores: in order along each row (a masked prefix maximum,
+    # no loop: rows may have no words) and inside the audio.
+    path = tf.where(real_boundaries, path, -1)
+    prefix = tf.range(count)[None, :] <= tf.range(count)[:, None]  # [2w, 2w]
+    path = tf.reduce_max(tf.where(prefix[None], path[:, None, :], -1), axis=-1)
+    path = tf.clip_by_value(path, 0, last_frame)
+    path = tf.reshape(path, [tf.shape(path)[0], -1, 2])[:, :-1]  # the extra word dropped
+    return path[:, :, 0], path[:, :, 1]

@@ -9,12 +9,13 @@ targets alike), and each word gets:
   first token after a gap of more than `MAX_GAP_FRAMES` blank frames inside
   the word, less a frame per token before the gap: see `WordTimer`);
 - end: the end of the last encoder frame of its last token;
-- with a model's word boundary head (`boundary_probs`), both then moved to
-  the likeliest 10 ms feature frame near them, inside the word's CTC span
-  (`boundary_refinement.py`);
+- with a model's word boundary head (`boundary_probs`), both then placed on
+  the 10 ms feature frames by the best path through the head's output,
+  between the neighbouring words' CTC spans (`boundary_refinement.py`);
 - confidence: the geometric mean of the CTC posterior of its tokens over
   the frames the alignment gives them (blank frames between its tokens do
-  not count), in (0, 1].
+  not count), in (0, 1], raised to the run's calibration exponent
+  (`word_confidence.py`; 1 until calibrated).
 
 An encoder frame stands for the 40 ms (4 feature frames) around the middle
 of the audio it sees (`SpeechFrontEnd.input_frames_seen`: 15 feature frames,
@@ -40,6 +41,7 @@ from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.text_encoders import EOS_ID, PAD_ID
 from t2t_lite.decoding.timing.boundary_refinement import refine_word_boundaries
 from t2t_lite.decoding.timing.ctc_alignment import ctc_forced_align
+from t2t_lite.decoding.timing.subtitles import TimedWord
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
 
@@ -106,6 +108,8 @@ class WordTimer:
     Args:
         surfaces: `TextEncoder.token_surfaces()` of the targets.
         hparams: the run's hparams (`audio_*`: the frame step and window).
+        confidence_exponent: the calibration's exponent
+            (`word_confidence.calibration_exponent`); 1: raw confidences.
 
     Example:
     ```python
@@ -115,7 +119,8 @@ class WordTimer:
     ```
     """
 
-    def __init__(self, surfaces: list[bytes], hparams: HParams):
+    def __init__(self, surfaces: list[bytes], hparams: HParams, confidence_exponent: float = 1.0):
+        self.confidence_exponent = float(confidence_exponent)
         tables = word_boundary_tables(surfaces)
         self._surface = tf.constant(tables["surface"], tf.string)
         self._content = tf.constant(tables["content"])
@@ -126,7 +131,6 @@ class WordTimer:
         # Feature frame j's window has its middle at `feature_middle + j * feature_step` s.
         self.feature_step = config.frame_step_samples / config.sample_rate
         self.feature_middle = config.frame_length_samples / 2 / config.sample_rate
-        self.frames_per_step, self.first_middle = SpeechFrontEnd.frames_per_output()
 
     def __call__(
         self,
@@ -228,8 +232,6 @@ class WordTimer:
                 tf.where(timed, first, 0),
                 tf.where(timed, last, 0),
                 timed,
-                self.frames_per_step,
-                self.first_middle,
             )
 
             def feature_seconds(frame):
@@ -241,11 +243,12 @@ class WordTimer:
 
             start_seconds, end_seconds = feature_seconds(start_frames), feature_seconds(end_frames)
         width = tf.reduce_max(tf.concat([num_words, [0]], axis=0))
+        mean_log_prob = log_prob_sum / tf.maximum(word_frames, 1.0)
         return WordTimes(
             words=tf.where(is_word, texts, "")[:, :width],
             starts=tf.where(timed, start_seconds, -1.0)[:, :width],
             ends=tf.where(timed, end_seconds, -1.0)[:, :width],
-            confidences=tf.where(timed, tf.exp(log_prob_sum / tf.maximum(word_frames, 1.0)), 0.0)[
+            confidences=tf.where(timed, tf.exp(mean_log_prob * self.confidence_exponent), 0.0)[
                 :, :width
             ],
             num_words=num_words,
@@ -287,3 +290,20 @@ def join_word_times(times: WordTimes, rows, num_rows) -> WordTimes:
         confidences=scatter(times.confidences, 0.0),
         num_words=num_words,
     )
+
+
+def timed_word_rows(times: WordTimes) -> list[tuple[TimedWord, ...]]:
+    """Each row's words of `times` as `TimedWord`s (NumPy values)."""
+    words, starts, ends, confidences, counts = (np.asarray(t) for t in times)
+    return [
+        tuple(
+            TimedWord(
+                words[row, i].decode("utf-8", errors="replace"),
+                float(starts[row, i]),
+                float(ends[row, i]),
+                float(confidences[row, i]),
+            )
+            for i in range(counts[row])
+        )
+        for row in range(len(counts))
+    ]

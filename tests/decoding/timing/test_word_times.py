@@ -49,6 +49,9 @@ def test_byte_words_get_their_tokens_frames_and_confidence():
     np.testing.assert_allclose(times.starts[0], expected_starts, rtol=1e-6)
     np.testing.assert_allclose(times.ends[0], expected_ends, rtol=1e-6)
     np.testing.assert_allclose(times.confidences[0], [0.9, 0.9], rtol=1e-5)
+    calibrated = WordTimer(encoder.token_surfaces(), HPARAMS, confidence_exponent=0.25)
+    times = calibrated(log_probs, [len(frames)], [ids], offsets=[1.0])
+    np.testing.assert_allclose(times.confidences[0], [0.9**0.25] * 2, rtol=1e-5)
 
 
 def test_a_boundary_head_moves_times_to_its_feature_frames():
@@ -68,8 +71,8 @@ def test_a_boundary_head_moves_times_to_its_feature_frames():
     # Feature frame j's window is centred 12.5 ms + 10 ms * j into the audio.
     np.testing.assert_allclose(times.starts[0], [1.0125 + 0.04, 1.0125 + 0.27], rtol=1e-6)
     assert float(times.ends[0, 0]) == pytest.approx(1.0125 + 0.22)
-    # No peak near "yo"'s end: the first frame of its window (all equal) wins,
-    # inside the audio's 44 frames.
+    # No peak near "yo"'s end: the pull keeps it near the alignment's, inside
+    # the audio's 44 frames.
     assert float(times.ends[0, 1]) <= 1.0125 + 0.43
     without = timer(log_probs, [len(frames)], [ids], [1.0])
     assert times.words.numpy().tolist() == without.words.numpy().tolist()

@@ -154,6 +154,10 @@ def transformer_speech_small() -> HParams:
     # the built-in corpus's word times: word times to 10 ms instead of the
     # CTC head's 40 ms frames (docs/benchmarks.md, "Word timestamps").
     hparams.word_boundary_loss_weight = 1.0
+    # A pause of quieter noise after 30% of the utterances
+    # (`data/audio_augment/pause.py`): without it the head read the change of
+    # background where a long recording's pause begins as a word ending.
+    hparams.add_hparam("aug_pause_prob", 0.3)
     # Mild SpecAugment (Park et al. 2019; its LibriSpeech policies use 2 masks
     # of up to 27 bins and 100 frames): 2 frequency masks of up to 15 of the
     # 80 bins and 2 time masks of up to 20 frames (at most 20% of the
@@ -209,6 +213,7 @@ def transformer_speech_small_real() -> HParams:
     """
     hparams = transformer_speech_small()
     hparams.word_boundary_loss_weight = 0.0  # real corpora come without word times
+    hparams.aug_pause_prob = 0.0  # it was for the head
     hparams.max_length = REAL_SMALL_MAX_FRAMES * 80
     hparams.max_input_seq_length = REAL_SMALL_MAX_FRAMES
     return hparams

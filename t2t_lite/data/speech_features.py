@@ -224,6 +224,8 @@ def featurize_with_times(waveform, times, config: FeatureConfig, training: bool,
     stretch = tf.cast(tf.shape(waveform)[0], tf.float32) / tf.cast(
         tf.maximum(original, 1), tf.float32
     )
+    if training and config.augment.pause_enabled:  # after the stretch: it moves no time
+        waveform = audio_augment.pause_after(waveform, config.augment, seed)
     waveforms, lengths, cut = clean_waveforms(waveform[None], tf.shape(waveform)[:1])
     features, _ = featurize_batch(
         waveforms, lengths, config, training=training, seed=seed, cleaned=True

@@ -7,8 +7,14 @@ import pytest
 import soundfile
 import tensorflow as tf
 
-from t2t_lite.data.audio_augment import AUGMENT_HPARAMS, AugmentConfig, augment_waveform
+from t2t_lite.data.audio_augment import (
+    AUGMENT_HPARAMS,
+    AugmentConfig,
+    augment_waveform,
+    pause_after,
+)
 from t2t_lite.data.audio_augment.noise import add_noise, colored_noise, load_noise_bank
+from t2t_lite.data.audio_augment.pause import append_pause
 from t2t_lite.data.audio_augment.reverb import load_rir_bank, reverberate, synthetic_rir
 from t2t_lite.data.audio_augment.speed import speed_perturb
 from t2t_lite.data.audio_augment.volume import volume_perturb
@@ -339,6 +345,29 @@ def test_empty_and_one_sample_waveforms(samples):
         assert np.all(np.isfinite(output))
 
 
+# ----------------------------------------------------------------------- pause
+
+
+def test_a_pause_follows_the_utterance_quieter_by_the_drawn_level():
+    waveform = _speech_like(8000)
+    for seed in range(4):
+        paused = append_pause(waveform, (0.1, 0.3), (30.0, 40.0), RATE, seed=[seed, 1]).numpy()
+        np.testing.assert_array_equal(paused[: len(waveform)], waveform)  # kept exactly
+        pause = paused[len(waveform) :]
+        assert 0.1 * RATE - 1 <= len(pause) <= 0.3 * RATE + 1
+        assert 30.0 - 1.0 <= _power_db(waveform) - _power_db(pause) <= 40.0 + 1.0
+
+
+def test_pause_after_applies_with_its_probability_from_its_own_stream():
+    waveform = _speech_like()
+    config = AugmentConfig(pause_prob=0.5)
+    assert config.pause_enabled and not config.enabled  # not augment_waveform's
+    lengths = [int(tf.size(pause_after(waveform, config, [s, 3]))) for s in range(16)]
+    assert 2 <= sum(n > len(waveform) for n in lengths) <= 14
+    assert lengths == [int(tf.size(pause_after(waveform, config, [s, 3]))) for s in range(16)]
+    assert pause_after(waveform, AugmentConfig(), 1).shape == waveform.shape  # off
+
+
 # ------------------------------------------------------------- config, hparams
 
 
@@ -379,6 +408,8 @@ def test_hparams_overrides_and_json_round_trip():
         {"noise_snr_db": (1.0,)},
         {"noise_prob": 1.5},
         {"reverb_prob": -0.1},
+        {"pause_prob": 2.0},
+        {"pause_seconds": (0.4, 0.1)},
     ],
 )
 def test_config_rejects_bad_values(bad):

@@ -83,11 +83,13 @@ def test_stored_word_times_become_targets_at_their_frames(generated):
     assert np.flatnonzero(targets[:, 1]).tolist() == sorted(set(frames[1]))
 
 
-@pytest.mark.parametrize("factor, zeros", [(0.9, 0), (1.1, 0), (None, 3200)])
-def test_a_moment_keeps_its_frame_through_speed_perturbation_and_the_trim(factor, zeros):
+@pytest.mark.parametrize(
+    "factor, zeros, pause", [(0.9, 0, 0.0), (1.1, 0, 0.0), (None, 3200, 0.0), (1.1, 0, 1.0)]
+)
+def test_a_moment_keeps_its_frame_through_speed_perturbation_and_the_trim(factor, zeros, pause):
     """A 10 ms burst `at` seconds into the recording: after speed perturbation
-    (`factor`) or the cut of `zeros` leading exact zeros, its position is where
-    the features are loudest."""
+    (`factor`), the cut of `zeros` leading exact zeros, or a pause appended
+    (with `pause` probability), its position is where the features are loudest."""
     rng = np.random.default_rng(0)
     waveform = np.concatenate([np.zeros(zeros), rng.normal(scale=1e-3, size=16000)])
     waveform = waveform.astype(np.float32)
@@ -95,8 +97,11 @@ def test_a_moment_keeps_its_frame_through_speed_perturbation_and_the_trim(factor
     waveform[int(at * 16000) : int(at * 16000) + 160] += 0.5
     config = FeatureConfig()
     if factor:
-        config = dataclasses.replace(config, augment=AugmentConfig(speed_factors=(factor,)))
+        augment = AugmentConfig(speed_factors=(factor,), pause_prob=pause)
+        config = dataclasses.replace(config, augment=augment)
     features, positions = featurize_with_times(waveform, [at], config, training=True, seed=3)
+    paused = features.shape[0] > 16000 / factor / 160 + 2 if factor else False
+    assert paused == (pause == 1.0)
     loudest = int(np.argmax(features.numpy()[:, :, 0].mean(axis=1)))
     expected = (0.65 / (factor or 1.0) * 16000 - 200) / 160
     assert abs(positions.numpy()[0] - expected) < 0.5

@@ -1,9 +1,10 @@
 """Waveform augmentation for speech training, on the fly, as pure TensorFlow ops.
 
 Speed perturbation (Kaldi's and ESPnet's 0.9 / 1.0 / 1.1), volume
-perturbation, additive noise at a random SNR and reverberation by a room
-impulse response, each a function of one utterance: float32 `[samples]` in
-[-1, 1] (16 kHz by default) in, float32 `[samples']` in [-1, 1] out. They run
+perturbation, additive noise at a random SNR, reverberation by a room
+impulse response and a pause of quieter noise after the utterance, each a
+function of one utterance: float32 `[samples]` in [-1, 1] (16 kHz by
+default) in, float32 `[samples']` in [-1, 1] out. They run
 inside `tf.data` maps and `tf.function`s with unknown lengths, so augmented
 copies never touch the disk, and all randomness comes from stateless draws
 keyed by an int `[2]` seed: the same seed gives the same output (the
@@ -22,11 +23,17 @@ One module per augmentation, each usable alone:
     volume.py    volume_perturb: a random gain
     noise.py     colored_noise, add_noise, load_noise_bank
     reverb.py    synthetic_rir, reverberate, load_rir_bank
-    config.py    AUGMENT_HPARAMS, AugmentConfig, augment_waveform
+    pause.py     append_pause: quieter noise after the utterance
+    config.py    AUGMENT_HPARAMS, AugmentConfig, augment_waveform, pause_after
     draws.py     the stateless seed splits, uniform draws and coins
     waveform.py  the input check, clipping and fast FFT lengths they share
 """
 
-from t2t_lite.data.audio_augment.config import AUGMENT_HPARAMS, AugmentConfig, augment_waveform
+from t2t_lite.data.audio_augment.config import (
+    AUGMENT_HPARAMS,
+    AugmentConfig,
+    augment_waveform,
+    pause_after,
+)
 
-__all__ = ["AUGMENT_HPARAMS", "AugmentConfig", "augment_waveform"]
+__all__ = ["AUGMENT_HPARAMS", "AugmentConfig", "augment_waveform", "pause_after"]

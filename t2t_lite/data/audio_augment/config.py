@@ -2,8 +2,9 @@
 
 `AUGMENT_HPARAMS` are the `aug_*` hparams a speech problem adds;
 `AugmentConfig.from_hparams` reads them; `augment_waveform` applies what the
-config enables (speed, reverberation, noise, volume), each from its own
-stateless draws, so the same seed gives the same output.
+config enables (speed, reverberation, noise, volume), and `pause_after` the
+pause after the utterance, each from its own stateless draws, so the same
+seed gives the same output.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import tensorflow as tf
 
 from t2t_lite.data.audio_augment.draws import coin, split_seed
 from t2t_lite.data.audio_augment.noise import add_noise, cached_noise_bank
+from t2t_lite.data.audio_augment.pause import append_pause
 from t2t_lite.data.audio_augment.reverb import cached_rir_bank, reverberate
 from t2t_lite.data.audio_augment.speed import speed_fraction, speed_perturb
 from t2t_lite.data.audio_augment.volume import volume_perturb
@@ -43,9 +45,15 @@ AUGMENT_HPARAMS = {
     # ones (RT60 0.2-0.8 s) if "".
     "aug_reverb_prob": 0.0,
     "aug_rir_dir": "",
+    # A pause after the utterance (`pause.append_pause`): white noise
+    # [min, max] dB under the utterance's level for [min, max] seconds.
+    "aug_pause_prob": 0.0,
+    "aug_pause_seconds": [0.15, 0.4],
+    "aug_pause_db": [30.0, 50.0],
 }
 
 _AUGMENT_TAG = 0x417567  # "Aug": augment_waveform's stream, apart from dither's
+_PAUSE_TAG = 0x506175  # "Pau": pause_after's
 
 
 def _float_pair(name: str, value) -> tuple[float, float]:
@@ -84,6 +92,9 @@ class AugmentConfig:
     noise_dir: str = ""
     reverb_prob: float = 0.0
     rir_dir: str = ""
+    pause_prob: float = 0.0
+    pause_seconds: tuple[float, float] = (0.15, 0.4)
+    pause_db: tuple[float, float] = (30.0, 50.0)
     sample_rate: int = SAMPLE_RATE
 
     def __post_init__(self):
@@ -95,7 +106,9 @@ class AugmentConfig:
         set_field("speed_factors", factors)
         set_field("volume_db", _float_pair("volume_db", self.volume_db))
         set_field("noise_snr_db", _float_pair("noise_snr_db", self.noise_snr_db))
-        for name in ("speed_prob", "volume_prob", "noise_prob", "reverb_prob"):
+        set_field("pause_seconds", _float_pair("pause_seconds", self.pause_seconds))
+        set_field("pause_db", _float_pair("pause_db", self.pause_db))
+        for name in ("speed_prob", "volume_prob", "noise_prob", "reverb_prob", "pause_prob"):
             set_field(name, _probability(name, getattr(self, name)))
         set_field("sample_rate", int(self.sample_rate))
 
@@ -116,8 +129,13 @@ class AugmentConfig:
         return self.reverb_prob > 0
 
     @property
+    def pause_enabled(self) -> bool:
+        return self.pause_prob > 0
+
+    @property
     def enabled(self) -> bool:
-        """Whether any augmentation is on."""
+        """Whether any augmentation of `augment_waveform` is on (the pause is
+        `pause_after`'s)."""
         return any(
             (
                 self.speed_enabled,
@@ -152,6 +170,9 @@ class AugmentConfig:
             noise_dir=get("aug_noise_dir"),
             reverb_prob=get("aug_reverb_prob"),
             rir_dir=get("aug_rir_dir"),
+            pause_prob=get("aug_pause_prob"),
+            pause_seconds=tuple(get("aug_pause_seconds")),
+            pause_db=tuple(get("aug_pause_db")),
             sample_rate=hparams.get("audio_sample_rate", SAMPLE_RATE),
         )
 
@@ -227,3 +248,29 @@ def augment_waveform(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
             waveform,
         )
     return waveform
+
+
+def pause_after(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
+    """`pause.append_pause` with `config.pause_prob`, from its own stream of
+    the example's seed; after `augment_waveform` (and after a speed
+    perturbation's stretch is measured: the pause stretches no word time).
+    Use it in training only.
+
+    Example:
+      >>> config = AugmentConfig(pause_prob=1.0, pause_seconds=(0.25, 0.25))
+      >>> pause_after(tf.zeros([16000]), config, seed=[1, 2]).shape
+      TensorShape([20000])
+    """
+    waveform = as_waveform(waveform)
+    if not config.pause_enabled:
+        return waveform
+    coin_seed, pause_seed = split_seed(tf.random.fold_in(stateless_seed(seed), _PAUSE_TAG), 2)
+    return _maybe(
+        coin_seed,
+        config.pause_prob,
+        functools.partial(
+            append_pause, waveform, config.pause_seconds, config.pause_db, config.sample_rate,
+            pause_seed,
+        ),
+        waveform,
+    )  # fmt: skip

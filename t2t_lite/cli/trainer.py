@@ -17,12 +17,8 @@ from t2t_lite import registry, run_dir
 from t2t_lite.cli import common, training_diagnostics
 from t2t_lite.data import normalization_prior, shards
 from t2t_lite.data.problem import EVAL, TRAIN
-from t2t_lite.data.word_boundary_targets import (
-    WEIGHT_HPARAM,
-    has_word_times,
-    no_word_times_message,
-    word_boundaries_wanted,
-)
+from t2t_lite.data.word_boundary_targets import has_word_times, no_word_times_message
+from t2t_lite.data.word_boundary_weight import WEIGHT_HPARAM, word_boundaries_wanted
 from t2t_lite.decoding.evaluation.evaluator import DecodeEvaluator
 from t2t_lite.hparam import HParams
 from t2t_lite.training import strategy as strategies

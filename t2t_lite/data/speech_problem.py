@@ -25,7 +25,8 @@ from t2t_lite.data.feature_config import AUDIO_HPARAMS, FeatureConfig
 from t2t_lite.data.problem import TRAIN, Problem, SplitReport
 from t2t_lite.data.speech_features import PCM_SCALE, SAMPLE_RATE, featurize
 from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder, TextEncoder
-from t2t_lite.data.word_boundary_targets import boundary_targets, word_boundaries_wanted
+from t2t_lite.data.word_boundary_targets import boundary_targets
+from t2t_lite.data.word_boundary_weight import word_boundaries_wanted
 from t2t_lite.hparam import HParams
 
 __all__ = [

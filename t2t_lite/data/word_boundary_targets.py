@@ -13,20 +13,8 @@ from __future__ import annotations
 import tensorflow as tf
 
 from t2t_lite.data.problem import TRAIN
+from t2t_lite.data.word_boundary_weight import WEIGHT_HPARAM, word_boundaries_wanted
 from t2t_lite.hparam import HParams
-
-WEIGHT_HPARAM = "word_boundary_loss_weight"
-
-
-def boundary_loss_weight(hparams: HParams) -> float:
-    """The word boundary head's loss weight (0: no head; a run saved before
-    the head existed has no such hparam and trained none)."""
-    return hparams.get(WEIGHT_HPARAM, 0.0)
-
-
-def word_boundaries_wanted(hparams: HParams) -> bool:
-    """Whether the run trains a word boundary head."""
-    return boundary_loss_weight(hparams) > 0
 
 
 def boundary_targets(start_positions, end_positions, num_frames) -> tf.Tensor:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from t2t_lite.data.word_boundary_targets import WEIGHT_HPARAM, word_boundaries_wanted
+from t2t_lite.data.word_boundary_weight import WEIGHT_HPARAM, word_boundaries_wanted
 from t2t_lite.hparam import HParams
 
 INPUT_MODALITIES = (None, "symbol", "speech")

@@ -16,7 +16,7 @@ import keras
 import tensorflow as tf
 
 from t2t_lite.data.feature_config import FeatureConfig
-from t2t_lite.data.word_boundary_targets import WEIGHT_HPARAM, boundary_loss_weight
+from t2t_lite.data.word_boundary_weight import WEIGHT_HPARAM, boundary_loss_weight
 from t2t_lite.hparam import HParams
 from t2t_lite.training.losses import (
     summed_boundary_loss,

@@ -189,10 +189,12 @@ def transformer_speech_small_streaming() -> HParams:
     (`aug_envelope_db`, 4 dB), which teaches the model to ignore the
     spectral shape of a voice that causal statistics cannot normalize away
     (docs/benchmarks.md, "Streaming"). One model then decodes at full context and in chunks
-    (`t2t_lite/streaming/`).
+    (`t2t_lite/streaming/`). U2++'s left-context draw (`use_dynamic_left_chunk`)
+    lets it stream with any `left_chunks` limit, for streams of any length.
     """
     hparams = transformer_speech_small()
     hparams.use_dynamic_chunk = True
+    hparams.use_dynamic_left_chunk = True
     hparams.add_hparam("audio_causal_normalization", True)
     hparams.add_hparam("audio_normalization_prior_frames", 100)
     hparams.add_hparam("aug_envelope_db", 4.0)

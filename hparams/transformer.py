@@ -78,6 +78,9 @@ def transformer_base() -> HParams:
         # t2t-lite addition: U2's dynamic chunk training, for streaming
         # recognition (t2t_lite/models/chunk_attention.py).
         use_dynamic_chunk=False,
+        # t2t-lite addition: with use_dynamic_chunk, U2++'s draw of the left
+        # context too, so one model streams with any left_chunks limit.
+        use_dynamic_left_chunk=False,
         activation_dtype="float32",
         # Optimization.
         optimizer="adam",

@@ -23,6 +23,7 @@ import sys
 
 import numpy as np
 
+from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.input_batches import record_waveform_batches
 from t2t_lite.decoding.timing.word_confidence import (
@@ -32,9 +33,9 @@ from t2t_lite.decoding.timing.word_confidence import (
     save_calibration,
 )
 
-# The flags and the restored run are word_time_accuracy's.
+# The flags and the run are word_time_accuracy's.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from word_time_accuracy import problem_of, restored_transcriber, run_arguments  # noqa: E402
+from word_time_accuracy import problem_of, run_arguments, run_of  # noqa: E402
 
 
 def confidences_and_rightness(transcriber, problem, data_dir, split, batch_size):
@@ -88,7 +89,7 @@ def main() -> None:
     problem = problem_of(args)
     # Raw confidences: the exponent is fitted to them.
     decode_config = DecodeConfig.parse(args.decode_hparams).replace(word_confidence_exponent=1.0)
-    transcriber, checkpoint = restored_transcriber(args, problem, decode_config)
+    transcriber, checkpoint = WaveformTranscriber.of_run(run_of(args, problem), decode_config)
     if not transcriber.timed_words:
         raise SystemExit(f"{args.output_dir}'s model has no CTC head: its words have no times.")
     splits = [args.split] + ([args.check_split] if args.check_split else [])

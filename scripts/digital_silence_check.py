@@ -31,7 +31,6 @@ from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.input_batches import record_waveform_batches, waveform_batches
-from t2t_lite.decoding.search.model_search import decode_cap
 
 
 def main() -> None:
@@ -49,13 +48,9 @@ def main() -> None:
 
     problem = registry.problem(args.problem)
     run = TrainedRun.of(args.output_dir, problem, data_dir=args.data_dir)
-    model, _ = run.restored_model()
-    hparams = run.hparams
-    encoder = problem.feature_encoders(args.data_dir)["targets"]
     decode_config = DecodeConfig.parse(args.decode_hparams)
-    transcriber = WaveformTranscriber(
-        model, hparams, decode_config, decode_cap(hparams, decode_config), encoder
-    )
+    transcriber, _ = WaveformTranscriber.of_run(run, decode_config)
+    encoder = problem.feature_encoders(args.data_dir)["targets"]
     waveforms, references = [], []
     for batch in record_waveform_batches(problem, args.data_dir, args.split, 16):
         samples, lengths, targets = batch[:3]
@@ -72,7 +67,7 @@ def main() -> None:
             texts += [result.text for result in transcriber(padded, lengths)]
         return texts
 
-    rate = FeatureConfig.from_hparams(hparams).sample_rate
+    rate = FeatureConfig.from_hparams(run.hparams).sample_rate
     pad = np.zeros(int(args.pad_seconds * rate), np.float32)
     pause = np.zeros(int(args.pause_seconds * rate), np.float32)
     alone = transcribe(waveforms)

@@ -38,7 +38,6 @@ from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.input_batches import record_waveform_batches
-from t2t_lite.decoding.search.model_search import decode_cap
 from t2t_lite.decoding.timing.word_confidence import matched_words
 from t2t_lite.usr_dir import import_usr_dir
 
@@ -116,21 +115,11 @@ def problem_of(args):
     return registry.problem(args.problem)
 
 
-def restored_transcriber(args, problem, decode_config: DecodeConfig):
-    """`(transcriber, checkpoint)`: the run's model restored, transcribing as
-    the decoder and the SavedModel do (`WaveformTranscriber`)."""
-    run = TrainedRun.of(
+def run_of(args, problem) -> TrainedRun:
+    """The `--output_dir` run (at `--checkpoint_path` if given)."""
+    return TrainedRun.of(
         args.output_dir, problem, data_dir=args.data_dir, checkpoint_path=args.checkpoint_path
     )
-    model, checkpoint = run.restored_model()
-    transcriber = WaveformTranscriber(
-        model,
-        run.hparams,
-        decode_config,
-        decode_cap(run.hparams, decode_config),
-        problem.feature_encoders(args.data_dir)["targets"],
-    )
-    return transcriber, checkpoint
 
 
 def main() -> None:
@@ -148,7 +137,7 @@ def main() -> None:
         )
     truth = load_word_times(word_times_path)
     decode_config = DecodeConfig.parse(args.decode_hparams)
-    transcriber, _ = restored_transcriber(args, problem, decode_config)
+    transcriber, _ = WaveformTranscriber.of_run(run_of(args, problem), decode_config)
     pairs, reference_words, done = [], 0, 0
     seconds = {"plain": 0.0, "timed": 0.0}
     batches = list(

@@ -79,20 +79,29 @@ def save_flags(output_dir: str, flag_values: dict) -> None:
     )
 
 
+def read_json(path: str):
+    """The JSON value in the file at `path` (any file system TF reads), or
+    None when there is no file.
+
+    Raises:
+        ValueError: the file is not valid JSON.
+    """
+    if not tf.io.gfile.exists(path):
+        return None
+    with tf.io.gfile.GFile(path) as handle:
+        try:
+            return json.load(handle)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path} is not valid JSON ({error}).") from error
+
+
 def load_flags(output_dir: str) -> dict:
     """The trainer's flags.json in `output_dir`, or {} when the run has none.
 
     Raises:
-        ValueError: the file is not a JSON object.
+        ValueError: the file is not valid JSON.
     """
-    path = os.path.join(output_dir, FLAGS_FILE)
-    if not tf.io.gfile.exists(path):
-        return {}
-    with tf.io.gfile.GFile(path) as handle:
-        try:
-            saved = json.load(handle)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path} is not valid JSON ({error}).") from error
+    saved = read_json(os.path.join(output_dir, FLAGS_FILE))
     return saved if isinstance(saved, dict) else {}
 
 

@@ -265,12 +265,12 @@ def main(argv: list[str]) -> int:
         hparams = run.hparams
     except (FileNotFoundError, CheckpointNotFoundError, CheckpointMismatchError) as error:
         raise common.CliError(str(error)) from error
-    decode_config, note = with_run_calibration(decode_config, output_dir, checkpoint)
-    if note:
-        print(note)
     try:
+        decode_config, note = with_run_calibration(decode_config, output_dir, checkpoint)
+        if note:
+            print(note)
         decoder = kind(model, hparams, problem, data_dir, decode_config)
-    except ValueError as error:  # settings the model cannot honour, or cannot stream
+    except ValueError as error:  # a bad calibration, settings the model cannot honour
         raise common.CliError(str(error)) from error
     try:
         if lines:

@@ -50,6 +50,9 @@ class DecodeConfig:
             this long at most; 0: the training limit.
         chunk_frames: > 0: streaming, in chunks of this many 40 ms encoder
             frames (the decoder simulates it over whole recordings).
+        left_chunks: > 0: a streamed encoder frame sees at most this many
+            chunks before its own (WeNet's `num_decoding_left_chunks`), so
+            the encoder's caches stop growing; 0: every one.
         stream_final: a streamed utterance's final: "search", the joint
             beam search over the streamed encoder output, or "rescore", U2's
             attention rescoring of the CTC prefix search's n-best.
@@ -80,6 +83,7 @@ class DecodeConfig:
     silence_dbfs: float = -60.0
     segment_seconds: float = 0.0
     chunk_frames: int = 0
+    left_chunks: int = 0
     stream_final: str = "search"
     lm_dir: str = ""
     lm_weight: float = 0.0
@@ -95,6 +99,7 @@ class DecodeConfig:
             "max_decode_length": 0,
             "segment_seconds": 0,
             "chunk_frames": 0,
+            "left_chunks": 0,
         }
         for name, low in at_least.items():
             if getattr(self, name) < low:

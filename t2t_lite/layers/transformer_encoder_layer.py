@@ -87,16 +87,18 @@ class TransformerEncoderLayer(TransformerLayerBase):
             cache["ffn"] = self._ffn.initial_cache(batch_size, self.hidden_size, "float32")
         return cache
 
-    def stream(self, x, cache: dict):
+    def stream(self, x, cache: dict, cached_frames=0):
         """One chunk, every frame real, after the chunks `cache` holds.
 
         Args:
             x: `[batch, chunk, hidden_size]`, the chunk's inputs.
             cache: `initial_stream_cache(...)` or the previous chunk's.
+            cached_frames: > 0: the new cache keeps only the last this many
+                frames' keys and values (a limited left context: the next
+                chunk sees no more); 0: every chunk's.
 
         Returns:
-            `(outputs [batch, chunk, hidden_size], new_cache)`; the keys and
-            values of every chunk so far (unlimited left context).
+            `(outputs [batch, chunk, hidden_size], new_cache)`.
         """
         if not self.causal:
             raise ValueError(f"{self.name}: stream() needs a layer built with causal=True.")
@@ -107,6 +109,9 @@ class TransformerEncoderLayer(TransformerLayerBase):
         # Every query sees its whole chunk and all before it: the chunk mask.
         y, _ = self._self_attention(h, cache=(keys, values))
         x = self._attention_post(y, previous=x)
+        if cached_frames:
+            first = ops.maximum(ops.shape(keys)[2] - cached_frames, 0)
+            keys, values = keys[:, :, first:], values[:, :, first:]
         new_cache = {"keys": ops.cast(keys, "float32"), "values": ops.cast(values, "float32")}
         y = self._ffn_pre(x)
         if self.ffn_layer == "conv_relu_conv":

@@ -36,7 +36,11 @@ from t2t_lite.layers.timing_signal import TimingSignal
 from t2t_lite.layers.transformer_decoder_layer import TransformerDecoderLayer
 from t2t_lite.layers.transformer_encoder_layer import TransformerEncoderLayer
 from t2t_lite.layers.word_boundary_head import WordBoundaryHead
-from t2t_lite.models.chunk_attention import chunk_attention_mask, draw_chunk_frames
+from t2t_lite.models.chunk_attention import (
+    chunk_attention_mask,
+    draw_chunk_frames,
+    draw_left_chunks,
+)
 from t2t_lite.models.transformer_config import (
     MODEL_HPARAMS,
     TransformerConfig,
@@ -305,13 +309,15 @@ class Transformer(keras.Model):
         the decoder, one decode step and a streamed chunk all position this way."""
         return self.timing_signal(x, start_index=start_index) if self.pos == "timing" else x
 
-    def encode(self, features: dict, training=None, chunk_frames=None):
+    def encode(self, features: dict, training=None, chunk_frames=None, left_chunks=0):
         """Returns `(encoder_output [batch, length, hidden], nonpadding [batch, length])`.
 
         `chunk_frames` (int or scalar tensor): self-attention sees each
         frame's chunk and the chunks before it (streaming's outputs, computed
-        at once); None: full context, except in training with
-        `use_dynamic_chunk`, where each batch draws its chunk size.
+        at once), at most `left_chunks` of them if that is above 0; None:
+        full context, except in training with `use_dynamic_chunk`, where each
+        batch draws its chunk size (and with `use_dynamic_left_chunk` its
+        left context).
         """
         inputs = features["inputs"]
         if self.input_modality == "symbol":
@@ -331,9 +337,11 @@ class Transformer(keras.Model):
         x = self.encoder_dropout(self.add_position(x), training=training)
         if chunk_frames is None and training and self.config.use_dynamic_chunk:
             chunk_frames = draw_chunk_frames(ops.shape(x)[1], self.chunk_seed)
+            if self.config.use_dynamic_left_chunk:
+                left_chunks = draw_left_chunks(ops.shape(x)[1], chunk_frames, self.chunk_seed)
         attention_mask = None
         if chunk_frames is not None:  # [batch, query, key]: real keys of chunks so far
-            chunks = chunk_attention_mask(ops.shape(x)[1], chunk_frames)
+            chunks = chunk_attention_mask(ops.shape(x)[1], chunk_frames, left_chunks)
             attention_mask = ops.logical_and(
                 ops.expand_dims(ops.cast(nonpadding, "bool"), 1), ops.expand_dims(chunks, 0)
             )

@@ -22,6 +22,9 @@ INPUT_MODALITIES = (None, "symbol", "speech")
 SELF_ATTENTION_TYPES = ("dot_product", "dot_product_relative")
 INITIALIZERS = ("uniform_unit_scaling", "normal_unit_scaling", "xavier", "orthogonal")
 # hparam `activation_dtype` -> Keras dtype policy (None: Keras' float32 default).
+# U2++'s left-context draw (`use_dynamic_left_chunk`): read with a default,
+# since runs saved before it existed lack it.
+LEFT_CHUNK_HPARAM = "use_dynamic_left_chunk"
 DTYPE_POLICIES = {"float32": None, "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
 
 
@@ -71,6 +74,11 @@ class TransformerConfig:
             self-attention sees its own chunk and the chunks before it, at a
             drawn chunk size; the encoder's `conv_relu_conv` becomes causal
             (LEFT padding), so no encoder frame reads a later chunk.
+        use_dynamic_left_chunk: with `use_dynamic_chunk`, U2++'s draw of
+            the left context too (each batch's frames see a drawn number of
+            chunks before their own, or all), so that one model streams
+            with any `left_chunks` limit (hparam; a run saved before it
+            existed trained without).
 
     Example:
 
@@ -112,6 +120,7 @@ class TransformerConfig:
     initializer_gain: float = 1.0
     speech_front_end_filters: int = 128
     use_dynamic_chunk: bool = False
+    use_dynamic_left_chunk: bool = False
     ctc_head: bool = False
     word_boundary_head: bool = False
 
@@ -144,6 +153,7 @@ class TransformerConfig:
             ctc_head=hparams.ctc_loss_weight > 0,
             # A run saved before the head existed trained without one.
             word_boundary_head=word_boundaries_wanted(hparams),
+            use_dynamic_left_chunk=bool(hparams.get(LEFT_CHUNK_HPARAM, False)),
             **values,
         )
 
@@ -167,6 +177,7 @@ _NON_HPARAM_FIELDS = (
     "input_vocab_size",
     "ctc_head",
     "word_boundary_head",
+    "use_dynamic_left_chunk",
 )
 _COMPUTED_FIELDS = ("num_encoder_layers", "num_decoder_layers", *_BROADCAST_FIELDS)
 _HPARAM_FIELDS = tuple(
@@ -183,6 +194,7 @@ MODEL_HPARAMS = (
     "num_hidden_layers",
     "ctc_loss_weight",
     WEIGHT_HPARAM,
+    LEFT_CHUNK_HPARAM,
     "activation_dtype",
 )
 
@@ -223,6 +235,11 @@ def _check(config: TransformerConfig) -> None:
         )
     if config.use_dynamic_chunk and config.input_modality != "speech":
         raise ValueError("use_dynamic_chunk (streaming) is for speech inputs.")
+    if config.use_dynamic_left_chunk and not config.use_dynamic_chunk:
+        raise ValueError(
+            "use_dynamic_left_chunk draws the left context of use_dynamic_chunk's "
+            "chunks: set use_dynamic_chunk=True too."
+        )
     if config.use_dynamic_chunk and config.self_attention_type != "dot_product":
         raise ValueError(
             "use_dynamic_chunk (streaming) needs self_attention_type 'dot_product': the "

@@ -183,12 +183,12 @@ def export_run(
     check_exportable(problem, encoders)
     model, checkpoint = restored_model(run)
     # Word confidences as calibrated for this checkpoint (decode_hparams records it).
-    decode_config, note = with_run_calibration(decode_config, run.output_dir, checkpoint)
-    if note:
-        print(note)
     try:
+        decode_config, note = with_run_calibration(decode_config, run.output_dir, checkpoint)
+        if note:
+            print(note)
         module = ServingModule(model, problem, run.hparams, decode_config, encoders)
-    except ValueError as error:  # decode hparams the model cannot honour
+    except ValueError as error:  # a bad calibration, or decode hparams the model cannot honour
         raise ExportError(str(error)) from error
     metadata = {
         "problem": problem.name,

@@ -173,7 +173,9 @@ class ServingModule(tf.Module):
                 self.stream_chunk_frames = decode_config.chunk_frames or DEFAULT_CHUNK_FRAMES
                 # What a server turns `trailing_blank_frames` into seconds by.
                 self.stream_frame_seconds = encoder_frame_seconds(hparams)[0]
-                graph = StreamingGraph(model, hparams, decode_config, self.stream_chunk_frames)
+                graph = StreamingGraph(
+                    model, hparams, decode_config, self.stream_chunk_frames, self._word_timer
+                )
                 self._streaming = streaming_functions(graph, encoders["targets"])
         else:
             self.max_input_tokens = max_input_tokens(hparams)

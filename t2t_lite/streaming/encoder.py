@@ -17,8 +17,10 @@ of the whole utterance (a test checks it):
   frames `4t .. 4t+14` and nothing else (`SpeechFrontEnd.input_frames_seen`),
   so a window starting at frame `4 t0` gives outputs `t0..` exactly; the
   features before the window are the "leftover frames" it no longer needs;
-- each encoder layer keeps the keys and values of every earlier chunk and
-  its causal convolution's last inputs (`TransformerEncoderLayer.stream`).
+- each encoder layer keeps the keys and values of every earlier chunk (or,
+  with `left_chunks`, of the last `left_chunks` chunks: the model's
+  `encode(..., left_chunks=...)`) and its causal convolution's last inputs
+  (`TransformerEncoderLayer.stream`).
 """
 
 from __future__ import annotations
@@ -55,12 +57,14 @@ class StreamingEncoder:
     Args:
         model: a speech `Transformer` whose config has `use_dynamic_chunk`.
         chunk_frames: encoder output frames per chunk (40 ms each).
+        left_chunks: chunks before its own each chunk attends to; 0: all.
 
     Raises:
-        ValueError: a model without causal encoder layers, or a chunk < 1.
+        ValueError: a model without causal encoder layers, a chunk < 1 or
+            left chunks < 0.
     """
 
-    def __init__(self, model, chunk_frames: int):
+    def __init__(self, model, chunk_frames: int, left_chunks: int = 0):
         if not model.config.use_dynamic_chunk:
             raise ValueError(
                 "streaming needs a model trained with hparam use_dynamic_chunk=True "
@@ -68,8 +72,12 @@ class StreamingEncoder:
             )
         if chunk_frames < 1:
             raise ValueError(f"chunk_frames must be >= 1, got {chunk_frames}.")
+        if left_chunks < 0:
+            raise ValueError(f"left_chunks must be >= 0, got {left_chunks}.")
         self.model = model
         self.chunk_frames = chunk_frames
+        # Keys and values a layer keeps between chunks (0: every one).
+        self.cached_frames = left_chunks * chunk_frames
         # `advance` runs each chunk as a graph: eagerly, a chunk of the
         # quick-start model costs ~100 ms of op dispatch. The caches grow by
         # a chunk a call, so the trace generalizes their length.
@@ -104,7 +112,7 @@ class StreamingEncoder:
         x = model.add_position(x[:, :size], start_index=first_output)
         new_caches = []
         for layer, cache in zip(model.encoder_layers, caches, strict=True):
-            x, cache = layer.stream(x, cache)
+            x, cache = layer.stream(x, cache, self.cached_frames)
             new_caches.append(cache)
         return ops.cast(model.encoder_norm(x), "float32"), new_caches
 

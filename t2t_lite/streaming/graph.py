@@ -6,7 +6,8 @@
         print(out.pop("partial"))                       # the partial transcript
         out.pop("trailing_blank_frames")                # for endpointing
         state = out                                      # everything else
-    final = serve.signatures["stream_final"](**state)["outputs"]
+    final = serve.signatures["stream_final"](**state)
+    final["outputs"], final["words"], final["starts"]  # its text and timed words
 
 A serving process keeps one `state` per connection and needs nothing of
 t2t-lite. The state is plain tensors (`STATE`): the audio so far (the
@@ -20,7 +21,11 @@ the partial is the CTC head's best path over the encoder output so far
 `trailing_blank_frames` the encoder frames since its last label (what a
 server endpoints on, WeNet's rule: `streaming/endpoint.py`).
 `stream_final` encodes the rest and runs the joint CTC/attention beam search
-over the streamed encoder output (`stream_final="search"`).
+over the streamed encoder output (`stream_final="search"`); given a
+`WordTimer`, it times the final's words as the decoder and the Python
+recognizer do (the CTC alignment over the streamed encoder output, refined
+by the word boundary head over the utterance's features where the model has
+one), in the utterance's clock.
 """
 
 from __future__ import annotations
@@ -28,11 +33,13 @@ from __future__ import annotations
 import tensorflow as tf
 
 from t2t_lite.data.audio_features import zero_non_finite
+from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.reserved_ids import EOS_ID, PAD_ID
-from t2t_lite.decoding.audio.transcriber import piece_features
+from t2t_lite.decoding.audio.transcriber import encoded_word_times, piece_features, timing_inputs
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
+from t2t_lite.decoding.timing.word_times import WordTimer, WordTimes
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
 from t2t_lite.streaming.encoder import StreamingEncoder, front_end_outputs_ready
@@ -50,10 +57,20 @@ class StreamingGraph:
         hparams: its hparams.
         decode_config: resolved decode hparams (the final search's).
         chunk_frames: encoder frames per chunk.
+        word_timer: times the final's words, or None (no word times).
     """
 
-    def __init__(self, model, hparams: HParams, decode_config: DecodeConfig, chunk_frames: int):
-        self.encoder = StreamingEncoder(model, chunk_frames)
+    def __init__(
+        self,
+        model,
+        hparams: HParams,
+        decode_config: DecodeConfig,
+        chunk_frames: int,
+        word_timer: WordTimer | None = None,
+    ):
+        self.encoder = StreamingEncoder(model, chunk_frames, decode_config.left_chunks)
+        self.word_timer = word_timer
+        self.sample_rate = FeatureConfig.from_hparams(hparams).sample_rate
         self.model, self.hparams, self.decode_config = model, hparams, decode_config
         self.chunk_frames = chunk_frames
         self.cap = decode_cap(hparams, decode_config)
@@ -98,9 +115,12 @@ class StreamingGraph:
             caches.append(cache)
         return caches
 
-    def _advance(self, state: dict, final: bool) -> dict:
+    def _advance(self, state: dict, final: bool) -> tuple[dict, dict, tf.Tensor]:
+        """`(state, features, cut)`: the state after encoding what the audio so
+        far makes ready, the audio's features and the leading zero samples
+        cut before featurizing (`piece_features`)."""
         samples = state["samples"]
-        features, _ = piece_features(
+        features, cut = piece_features(
             samples, tf.shape(samples)[1:2], self.hparams, self.decode_config
         )
         frames = features["inputs_length"][0]
@@ -138,7 +158,7 @@ class StreamingGraph:
                 tf.TensorShape([1, None, self.model.hidden_size]),
             ),
         )
-        return {
+        state = {
             "samples": samples,
             "frames_done": done,
             "keys": tf.stack([c["keys"] for c in caches]),
@@ -150,6 +170,7 @@ class StreamingGraph:
             ),
             "memory": memory,
         }
+        return state, features, cut
 
     def _nonempty(self, memory):
         """`(memory, frames)`: an empty memory as one zero frame of length 0
@@ -163,20 +184,29 @@ class StreamingGraph:
         `waveform` `[1, samples]`."""
         waveform = zero_non_finite(waveform)  # where a client's audio enters
         state = dict(state, samples=tf.concat([state["samples"], waveform], axis=1))
-        state = self._advance(state, final=False)
+        state, _, _ = self._advance(state, final=False)
         memory, frames = self._nonempty(state["memory"])
         log_probs = self.model.ctc_log_probs(memory)
         ids, _ = ctc_greedy_decode(log_probs, frames)
         return ids, trailing_blank_frames(log_probs[0], frames[0]), state
 
-    def final(self, state: dict) -> tuple[tf.Tensor, tf.Tensor]:
-        """`(ids [1, length], score [1])`: the final transcript of the utterance."""
-        memory, frames = self._nonempty(self._advance(state, final=True)["memory"])
+    def final(self, state: dict) -> tuple[tf.Tensor, tf.Tensor, WordTimes | None]:
+        """`(ids [1, length], score [1], word times)`: the final transcript
+        of the utterance, and its words' times given a `word_timer` (else None)."""
+        state, features, cut = self._advance(state, final=True)
+        memory, frames = self._nonempty(state["memory"])
         ids, scores = model_search(
             self.model, {"inputs_length": frames}, self.decode_config, self.cap,
             encoded=(memory, tf.sequence_mask(frames, tf.shape(memory)[1], tf.float32)),
         )  # fmt: skip
-        return ids[:, 0], scores[:, 0]
+        ids, scores = ids[:, 0], scores[:, 0]
+        if self.word_timer is None:
+            return ids, scores, None
+        timing = timing_inputs(self.model, features, memory)
+        # The frames the final search read: every one the stream emitted.
+        timing["encoded_lengths"] = frames
+        offsets = tf.cast(cut, tf.float32) / self.sample_rate
+        return ids, scores, encoded_word_times(timing, self.word_timer, ids, offsets)
 
 
 def trailing_blank_frames(log_probs, frames):
@@ -220,7 +250,8 @@ def streaming_functions(graph: StreamingGraph, target_encoder) -> dict:
     def stream_final(samples, frames_done, keys, values, conv_inputs, memory):
         state = dict(zip(STATE, (samples, frames_done, keys, values, conv_inputs, memory),
                          strict=True))  # fmt: skip
-        ids, scores = graph.final(state)
-        return {"outputs": target_encoder.tf_decode(ids), "scores": scores}
+        ids, scores, times = graph.final(state)
+        outputs = {"outputs": target_encoder.tf_decode(ids), "scores": scores}
+        return outputs if times is None else {**outputs, **times._asdict()}
 
     return {"stream_start": stream_start, "stream_step": stream_step, "stream_final": stream_final}

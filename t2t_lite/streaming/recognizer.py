@@ -72,7 +72,8 @@ class StreamingRecognizer:
         decode_config: decode hparams (`beam_size`: the CTC prefix beams and the
             final's; `ctc_weight`, `alpha`: the final's scoring;
             `stream_final`: see above; `silence_dbfs`: audio quieter than
-            this so far is not decoded).
+            this so far is not decoded; `left_chunks`: the encoder's left
+            context, in chunks, 0 all).
         target_encoder: the problem's target encoder (ids -> text).
         chunk_frames: encoder frames per chunk (40 ms each).
 
@@ -87,7 +88,7 @@ class StreamingRecognizer:
             raise ValueError(
                 "streaming needs a model with a CTC head (hparam ctc_loss_weight > 0)."
             )
-        self.encoder = StreamingEncoder(model, chunk_frames)
+        self.encoder = StreamingEncoder(model, chunk_frames, decode_config.left_chunks)
         self.model = model
         self.decode_config = decode_config.for_model(model)
         self.target_encoder = target_encoder

@@ -287,5 +287,10 @@ def test_word_confidences_are_calibrated_for_the_runs_checkpoint(
             confidences[name] = np.array([w["confidence"] for w in words if w["start"] >= 0])
         assert confidences["raw"].size > 0, "no word to compare"
         np.testing.assert_allclose(confidences["calibrated"], confidences["raw"] ** 0.5, atol=2e-4)
+        # A calibration file that is not one: one sentence naming it, exit 1.
+        calibration.write_text("{not json")
+        broken = decoder(trained, f"--decode_from_file={paths}", f"--decode_to_file={out}")
+        assert broken.returncode == 1 and "Traceback" not in broken.stderr
+        assert CALIBRATION_FILE in broken.stderr.strip().splitlines()[-1]
     finally:
         calibration.unlink(missing_ok=True)  # the other tests decode raw

@@ -2,11 +2,13 @@
 
 import warnings
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from t2t_lite import registry
+from t2t_lite.models.chunk_attention import draw_left_chunks
 from t2t_lite.models.transformer import Transformer
 from t2t_lite.models.transformer_config import MODEL_HPARAMS, TransformerConfig
 from t2t_lite.training.losses import padded_cross_entropy
@@ -315,6 +317,18 @@ def test_bad_arguments_are_rejected():
         make_model("symbol", self_attention_type="local")
     with pytest.raises(ValueError, match="needs max_relative_position >= 1"):
         make_model("symbol", self_attention_type="dot_product_relative")
+    with pytest.raises(ValueError, match="set use_dynamic_chunk=True too"):
+        TransformerConfig(10, input_modality="speech", use_dynamic_left_chunk=True)
+
+
+def test_the_left_context_draw_covers_every_limit_and_unlimited():
+    """U2++'s draw: 0 (unlimited) .. chunks - 1, each about equally often;
+    one chunk of full context is always unlimited."""
+    seed = keras.random.SeedGenerator(3)
+    drawn = [int(draw_left_chunks(97, 25, seed)) for _ in range(400)]  # 4 chunks
+    counts = np.bincount(drawn, minlength=4)
+    assert counts.size == 4 and counts.min() > 60, counts
+    assert {int(draw_left_chunks(97, 97, seed)) for _ in range(20)} == {0}
 
 
 def test_tpu_broadcast_dropout_only_where_t2t_broadcasts():

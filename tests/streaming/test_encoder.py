@@ -31,21 +31,46 @@ def features_of(frames: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).normal(size=(1, frames, 80, 3)).astype(np.float32)
 
 
-@pytest.mark.parametrize(("frames", "chunk"), [(97, 4), (97, 1), (61, 100), (30, 3)])
-def test_chunks_with_caches_equal_the_chunk_masked_whole(model, frames, chunk):
+@pytest.mark.parametrize(
+    ("frames", "chunk", "left"),
+    [(97, 4, 0), (97, 1, 0), (61, 100, 0), (30, 3, 0), (97, 4, 2), (97, 1, 3), (30, 3, 1)],
+)
+def test_chunks_with_caches_equal_the_chunk_masked_whole(model, frames, chunk, left):
+    """Chunk by chunk equals the whole utterance under the chunk mask; with
+    a left context limit, every layer's cache holds `left` chunks at most."""
     features = features_of(frames, frames + chunk)
     whole, mask = model.encode(
-        {"inputs": features, "inputs_length": np.array([frames])}, chunk_frames=chunk
+        {"inputs": features, "inputs_length": np.array([frames])},
+        chunk_frames=chunk,
+        left_chunks=left,
     )
-    encoder = StreamingEncoder(model, chunk)
-    state, pieces = encoder.initial_state(), []
+    encoder = StreamingEncoder(model, chunk, left)
+    state, pieces, cached = encoder.initial_state(), [], []
     for stable in range(0, frames, 13):  # audio arrives in uneven pieces
         memory, state = encoder.advance(features[:, :stable], stable, state)
         pieces.append(np.asarray(memory))
+        cached.append(max(c["keys"].shape[2] for c in state.layer_caches))
     memory, state = encoder.advance(features, frames, state, final=True)
     streamed = np.concatenate(pieces + [np.asarray(memory)], axis=1)
     assert streamed.shape == np.asarray(whole).shape and state.frames_done == mask.shape[1]
     np.testing.assert_allclose(streamed, np.asarray(whole), atol=2e-5)
+    if left:
+        assert max(cached) == left * chunk < state.frames_done
+
+
+def test_a_left_context_limit_changes_what_it_should(model):
+    """Limited left context is not full context: a chunk far enough back no
+    longer reaches the last frames, and a limit as long as the utterance is
+    unlimited."""
+    features = features_of(97, 5)
+    inputs = {"inputs": features, "inputs_length": np.array([97])}
+    unlimited, _ = model.encode(inputs, chunk_frames=4)
+    limited, _ = model.encode(inputs, chunk_frames=4, left_chunks=2)
+    long_enough, _ = model.encode(inputs, chunk_frames=4, left_chunks=6)
+    # Frames 0-11 (chunks 0-2) see every chunk before theirs either way.
+    np.testing.assert_allclose(np.asarray(limited)[:, :12], np.asarray(unlimited)[:, :12])
+    assert not np.allclose(np.asarray(limited)[:, 12:], np.asarray(unlimited)[:, 12:])
+    np.testing.assert_array_equal(np.asarray(long_enough), np.asarray(unlimited))
 
 
 def test_a_chunk_never_reads_the_future(model):

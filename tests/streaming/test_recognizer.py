@@ -30,8 +30,10 @@ def run(tmp_path_factory):
     return train_speech_run(tmp_path_factory.mktemp("stream"), STREAMING_HPARAMS, steps=200)
 
 
-def recognizer(run, chunk_frames, final="search"):
-    decode_config = DecodeConfig.parse(f"{CTC_BEAM_DECODE},stream_final={final}")
+def recognizer(run, chunk_frames, final="search", left_chunks=0):
+    decode_config = DecodeConfig.parse(
+        f"{CTC_BEAM_DECODE},stream_final={final},left_chunks={left_chunks}"
+    )
     return StreamingRecognizer(run.model, run.hparams, decode_config, run.encoders["targets"],
                                chunk_frames)  # fmt: skip
 
@@ -160,15 +162,24 @@ STREAM_CLIENT = textwrap.dedent(
     results = []
     for waveform in audio:  # one connection per recording
         state = signatures["stream_start"]()
-        partials, blanks = [], []
+        partials, blanks, cached = [], [], []
         for start in range(0, waveform.shape[0], 1600):  # 0.1 s at a time
             chunk = tf.constant(waveform[None, start : start + 1600])
             out = signatures["stream_step"](waveform=chunk, **state)
             partials.append(out.pop("partial").numpy()[0].decode())
             blanks.append([int(out.pop("trailing_blank_frames")), int(out["frames_done"])])
+            cached.append(int(out["keys"].shape[3]))  # [layers, 1, heads, frames, depth]
             state = out
-        final = signatures["stream_final"](**state)["outputs"].numpy()[0].decode()
-        results.append({"partials": partials, "blanks": blanks, "final": final})
+        final = signatures["stream_final"](**state)
+        count = int(final["num_words"][0])
+        words = [
+            [final["words"][0, i].numpy().decode(), float(final["starts"][0, i]),
+             float(final["ends"][0, i]), float(final["confidences"][0, i])]
+            for i in range(count)
+        ]
+        results.append({"partials": partials, "blanks": blanks,
+                        "final": final["outputs"].numpy()[0].decode(), "words": words,
+                        "cached": cached})
     print(json.dumps(results))
     """
 )
@@ -176,8 +187,10 @@ STREAM_CLIENT = textwrap.dedent(
 
 def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, tmp_path):
     """The export's stream_start/stream_step/stream_final, driven by a process
-    without t2t-lite, give the recognizer's final (same chunks, joint search)."""
-    decode_config = f"{CTC_BEAM_DECODE},chunk_frames=2"
+    without t2t-lite, give the recognizer's final (same chunks, joint search,
+    the same left context limit) and its timed words; the state's keys stop
+    growing at the limit."""
+    decode_config = f"{CTC_BEAM_DECODE},chunk_frames=2,left_chunks=2"
     trained = TrainedRun.of(run.output_dir, run.problem)
     path = export.export_run(
         trained, str(tmp_path / "export"), DecodeConfig.parse(decode_config), 1
@@ -197,7 +210,7 @@ def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, tmp_path):
     tone, silence = json.loads(done.stdout.strip().splitlines()[-1])
 
     # In process: the same chunks, the partial as the CTC head's best path.
-    expected, best_paths = recognizer(run, chunk_frames=2), []
+    expected, best_paths = recognizer(run, chunk_frames=2, left_chunks=2), []
     for start in range(0, len(clips["hi"]), 1600):
         expected.accept_waveform(clips["hi"][start : start + 1600])
         memory = np.asarray(expected.memory)
@@ -207,11 +220,19 @@ def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, tmp_path):
         ids, _ = ctc_greedy_decode(run.model.ctc_log_probs(memory), [memory.shape[1]])
         best_paths.append(run.encoders["targets"].decode(np.asarray(ids)[0]))
     assert tone["final"] == expected.finalize() == "hi"
+    assert max(tone["cached"]) == 2 * 2 < tone["blanks"][-1][1]  # left chunks x chunk frames
+    assert [w[0] for w in tone["words"]] == [w.word for w in expected.final_words] == ["hi"]
+    for (_, start, end, confidence), timed in zip(tone["words"], expected.final_words,
+                                                  strict=True):  # fmt: skip
+        assert start == pytest.approx(timed.start, abs=1e-4)
+        assert end == pytest.approx(timed.end, abs=1e-4)
+        assert confidence == pytest.approx(timed.confidence, abs=1e-3)
+    assert 0 <= tone["words"][0][1] < tone["words"][0][2]
     assert tone["partials"] == best_paths and expected.encoded_frames > 0
     # Endpointing's input: frames since the partial's last label, all of them before one.
     assert [b for b, f in tone["blanks"] if f] and all(
         (b == f) == (not p) for (b, f), p in zip(tone["blanks"], tone["partials"], strict=True)
     )
     assert tone["blanks"][-1][0] < tone["blanks"][-1][1]
-    assert silence["partials"] == [""] * 10 and silence["final"] == ""
+    assert silence["partials"] == [""] * 10 and silence["final"] == "" and silence["words"] == []
     assert all(b == f for b, f in silence["blanks"])  # (digital silence: no frames at all)

@@ -30,9 +30,10 @@ from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.speech_features import featurize_batch, trim_edges
 from t2t_lite.decoding.audio.input_limits import segment_seconds
 from t2t_lite.decoding.audio.long_form import piece_starts, split_recordings
+from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig, has_ctc_head
 from t2t_lite.decoding.result import Decoded
-from t2t_lite.decoding.search.model_search import model_search
+from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.decoding.timing.word_times import WordTimer, join_word_times, timed_word_rows
 from t2t_lite.hparam import HParams
 
@@ -227,6 +228,17 @@ class WaveformTranscriber:
                 return (*_transcripts(searched), times)
 
             self._transcribe_timed = tf.function(search_timed, input_signature=signature)
+
+    @classmethod
+    def of_run(
+        cls, run: TrainedRun, decode_config: DecodeConfig
+    ) -> tuple[WaveformTranscriber, str]:
+        """`(transcriber, checkpoint)`: `run`'s model restored, transcribing
+        with `decode_config` as the decoder and the SavedModel do."""
+        model, checkpoint = run.restored_model()
+        encoder = run.problem.feature_encoders(run.data_dir)["targets"]
+        cap = decode_cap(run.hparams, decode_config)
+        return cls(model, run.hparams, decode_config, cap, encoder), checkpoint
 
     def __call__(self, waveforms, lengths) -> list[Decoded]:
         ids, scores, rows = (t.numpy() for t in self._transcribe(waveforms, lengths))

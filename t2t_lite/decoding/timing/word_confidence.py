@@ -152,12 +152,19 @@ def calibration_exponent(output_dir: str, checkpoint: str) -> tuple[float, str |
     Returns:
         `(exponent, note)`: `(1.0, None)` without a calibration file;
         `(1.0, note)` when it was fitted for another checkpoint.
+
+    Raises:
+        ValueError: the file is not a calibration (the message says what to do).
     """
     path = os.path.join(output_dir, CALIBRATION_FILE)
-    if not os.path.exists(path):
+    record = run_dir.read_json(path)
+    if record is None:
         return 1.0, None
-    with open(path, encoding="utf-8") as handle:
-        record = json.load(handle)
+    if not isinstance(record, dict) or "exponent" not in record:
+        raise ValueError(
+            f"{path} is not a word confidence calibration: delete it or rerun "
+            "scripts/calibrate_word_confidence.py."
+        )
     if record.get("checkpoint") != os.path.basename(checkpoint):
         return 1.0, (
             f"{path} was fitted for {record.get('checkpoint')}, not "
@@ -177,6 +184,9 @@ def with_run_calibration(
     Returns:
         `(config, note)`: the note (one sentence, or None) says why a stored
         calibration was not applied.
+
+    Raises:
+        ValueError: the stored calibration is not one (`calibration_exponent`).
     """
     if config.word_confidence_exponent != RUN_CALIBRATION:
         return config, None

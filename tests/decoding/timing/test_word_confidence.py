@@ -55,6 +55,11 @@ def test_a_stored_calibration_applies_to_its_checkpoint_only(tmp_path):
     # Given explicitly, the decode hparam wins.
     given = DecodeConfig.parse("word_confidence_exponent=0.5")
     assert with_run_calibration(given, str(tmp_path), "ckpt-5") == (given, None)
+    # A file that is not a calibration is refused with a sentence naming it.
+    for text in ("{not json", "[0.5]", '{"checkpoint": "ckpt-5"}'):
+        (tmp_path / CALIBRATION_FILE).write_text(text)
+        with pytest.raises(ValueError, match=CALIBRATION_FILE):
+            with_run_calibration(config, str(tmp_path), "ckpt-5")
 
 
 def test_unresolved_means_raw_and_a_negative_exponent_is_refused():

@@ -22,7 +22,7 @@ from t2t_lite.cli import common
 from t2t_lite.server.app import ServerConfig, make_app
 from t2t_lite.server.speech_model import ExportedSpeechModel, ExportNotFoundError, newest_version
 from t2t_lite.server.tflite_model import TfliteSpeechModel, is_tflite_export, litert_missing
-from t2t_lite.streaming.endpoint import EndpointRules
+from t2t_lite.streaming.endpoint import ENDPOINT_HPARAMS
 
 if "export_dir" not in flags.FLAGS:  # the exporter defines it too (one process, both CLIs)
     flags.DEFINE_string(
@@ -36,17 +36,16 @@ flags.DEFINE_float(
     "max_wait_ms", ServerConfig.max_wait_ms, "How long a request waits for others to batch with."
 )
 flags.DEFINE_integer("max_streams", ServerConfig.max_streams, "Most WebSocket streams at once.")
+# Default: the export's decode hparams of the same names.
 flags.DEFINE_float(
-    "endpoint_silence_seconds", EndpointRules.silence_after_speech,
+    "endpoint_silence_seconds", None,
     "A stream's utterance ends after this much silence (CTC blank) following speech.",
 )  # fmt: skip
 flags.DEFINE_float(
-    "endpoint_max_utterance_seconds", EndpointRules.max_utterance,
-    "A stream's utterance ends when it is this long.",
+    "endpoint_max_utterance_seconds", None, "A stream's utterance ends when it is this long."
 )  # fmt: skip
 flags.DEFINE_float(
-    "endpoint_no_speech_seconds", EndpointRules.silence_before_speech,
-    "A stream's audio with no speech for this long is dropped.",
+    "endpoint_no_speech_seconds", None, "A stream's audio with no speech for this long is dropped."
 )  # fmt: skip
 
 FLAGS = flags.FLAGS
@@ -56,9 +55,9 @@ def main(argv: list[str]) -> int:
     if common.setup(argv):
         return 0
     export_dir = common.require_flag("export_dir")
-    positive = ("max_seconds", "max_batch", "port", "max_streams", "endpoint_silence_seconds",
-                "endpoint_max_utterance_seconds", "endpoint_no_speech_seconds")  # fmt: skip
-    for name in positive:
+    endpoint = {name: getattr(FLAGS, name) for name in ENDPOINT_HPARAMS
+                if getattr(FLAGS, name) is not None}  # fmt: skip
+    for name in ("max_seconds", "max_batch", "port", "max_streams", *endpoint):
         if getattr(FLAGS, name) <= 0:
             raise common.CliError(f"--{name} must be positive, got {getattr(FLAGS, name)}.")
     if FLAGS.max_wait_ms < 0:
@@ -73,11 +72,6 @@ def main(argv: list[str]) -> int:
         except ExportNotFoundError as error:
             raise common.CliError(str(error)) from error
         model_class = ExportedSpeechModel
-    endpoint = EndpointRules(
-        silence_before_speech=FLAGS.endpoint_no_speech_seconds,
-        silence_after_speech=FLAGS.endpoint_silence_seconds,
-        max_utterance=FLAGS.endpoint_max_utterance_seconds,
-    )
     config = ServerConfig(
         FLAGS.max_seconds, FLAGS.max_batch, FLAGS.max_wait_ms, FLAGS.max_streams, endpoint
     )

@@ -22,6 +22,12 @@ DEFAULT_CTC_WEIGHT = 0.3
 MODEL_CTC_WEIGHT = -1.0  # ctc_weight's "the model's default" (see `for_model`)
 RUN_CALIBRATION = 0.0  # word_confidence_exponent's "the run's calibration"
 STREAM_FINALS = ("search", "rescore")
+# The endpoint rules' seconds (`streaming/endpoint.py` reads them).
+ENDPOINT_SECONDS = (
+    "endpoint_no_speech_seconds",
+    "endpoint_silence_seconds",
+    "endpoint_max_utterance_seconds",
+)
 
 
 def has_ctc_head(model) -> bool:
@@ -63,6 +69,9 @@ class DecodeConfig:
         hotwords_file: a phrase list to bias the search towards, one phrase
             per line, `PHRASE :BOOST` to set one's boost (`phrase_bias.py`).
         hotword_boost: the bonus per matched token of a phrase without one.
+        endpoint_no_speech_seconds, endpoint_silence_seconds,
+            endpoint_max_utterance_seconds: where a stream's utterances end
+            (`streaming/endpoint.py`, WeNet's rules).
         word_confidence_exponent: word confidences are raised to this power
             (`timing/word_confidence.py`); `RUN_CALIBRATION` (0): the run's
             calibration for its checkpoint, 1 (raw) where it has none.
@@ -90,6 +99,10 @@ class DecodeConfig:
     hotwords_file: str = ""
     hotword_boost: float = DEFAULT_BOOST
     word_confidence_exponent: float = RUN_CALIBRATION
+    # WeNet's endpoint defaults (runtime/core/decoder/ctc_endpoint.h).
+    endpoint_no_speech_seconds: float = 5.0
+    endpoint_silence_seconds: float = 1.0
+    endpoint_max_utterance_seconds: float = 20.0
 
     def __post_init__(self):
         at_least = {
@@ -120,6 +133,11 @@ class DecodeConfig:
                 "decode hparam word_confidence_exponent must be > 0 (or 0: the run's "
                 f"calibration), got {self.word_confidence_exponent}."
             )
+        for name in ENDPOINT_SECONDS:
+            if not getattr(self, name) > 0:
+                raise ValueError(
+                    f"decode hparam {name} must be > 0 seconds, got {getattr(self, name)}."
+                )
         if not self.hotword_boost > 0:
             raise ValueError(f"decode hparam hotword_boost must be > 0, got {self.hotword_boost}.")
         if self.stream_final not in STREAM_FINALS:

@@ -11,7 +11,7 @@ from aiohttp import web
 from t2t_lite.decoding.timing.subtitles import TimedWord
 from t2t_lite.server.batcher import DynamicBatcher
 from t2t_lite.server.metrics import ServerMetrics
-from t2t_lite.streaming.endpoint import EndpointRules
+from t2t_lite.streaming.endpoint import ENDPOINT_HPARAMS, EndpointRules
 
 # The most bytes one second of an upload can take: 48 kHz stereo float32.
 MAX_BYTES_PER_SECOND = 48000 * 2 * 4
@@ -34,14 +34,22 @@ class ServerConfig:
         max_batch: the most requests in one model batch.
         max_wait_ms: how long a request waits for others to batch with.
         max_streams: the most WebSocket streams at once (503 past it).
-        endpoint: where a stream's utterances end.
+        endpoint: where a stream's utterances end: decode hparams by name
+            (`streaming.endpoint.ENDPOINT_HPARAMS`) that replace the
+            export's rules; the rest stay the export's.
     """
 
     max_seconds: float = 600.0
     max_batch: int = 8
     max_wait_ms: float = 10.0
     max_streams: int = 16
-    endpoint: EndpointRules = EndpointRules()
+    endpoint: dict = dataclasses.field(default_factory=dict)
+
+    def endpoint_rules(self, exported: EndpointRules) -> EndpointRules:
+        """The rules a stream of an export with `exported` rules ends by."""
+        return dataclasses.replace(
+            exported, **{ENDPOINT_HPARAMS[name]: value for name, value in self.endpoint.items()}
+        )
 
     @property
     def max_body_bytes(self) -> int:

@@ -27,6 +27,7 @@ import tensorflow as tf
 from t2t_lite.data.audio_io import SAMPLE_RATE
 from t2t_lite.decoding.timing.subtitles import TimedWord
 from t2t_lite.serving.export import METADATA_FILE
+from t2t_lite.streaming.endpoint import EndpointRules
 
 TIMED_SIGNATURE = "transcribe_timed"
 
@@ -119,6 +120,8 @@ class ExportedSpeechModel:
         if self.streams:  # one encoder frame, and one chunk of them, in seconds
             self.frame_seconds = float(self.metadata["stream_frame_seconds"])
             self.chunk_seconds = self.metadata["stream_chunk_frames"] * self.frame_seconds
+        # The endpoint rules exported with the model (an older export's: the defaults).
+        self.endpoint_rules = EndpointRules.from_settings(self.metadata.get("decode_hparams", {}))
 
     def warm_up(self) -> None:
         """Runs one second of quiet noise through the graphs: TensorFlow's first
@@ -165,3 +168,13 @@ class ExportedSpeechModel:
         partial = out.pop("partial").numpy()[0].decode("utf-8", errors="replace")
         silence = int(out.pop("trailing_blank_frames")) * self.frame_seconds
         return StreamStep(partial, silence, out)
+
+    def finish_stream(self, state: dict) -> Transcript:
+        """A stream's final transcript (`stream_final`: the joint search over
+        what it streamed), with its timed words where the export has them."""
+        out = self._loaded.signatures["stream_final"](**state)
+        out = {name: value.numpy() for name, value in out.items()}
+        if "num_words" not in out:  # an export from before streamed finals were timed
+            text = out["outputs"][0].decode("utf-8", errors="replace")
+            return Transcript(text, float(out["scores"][0]), None)
+        return self._transcript(out, 0)

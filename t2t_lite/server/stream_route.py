@@ -144,7 +144,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
     app[ACTIVE_STREAMS] = app.get(ACTIVE_STREAMS, 0) + 1
     app[METRICS].streams(app[ACTIVE_STREAMS], opened=True)
     try:
-        session = StreamSession(model, app[CONFIG].endpoint)
+        session = StreamSession(model, app[CONFIG].endpoint_rules(model.endpoint_rules))
         await _converse(request, session, ws)
     except BadStreamAudio as error:
         await _close_with(ws, str(error), UNSUPPORTED_DATA)

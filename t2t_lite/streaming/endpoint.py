@@ -12,12 +12,23 @@ WeNet's `runtime/core/decoder/ctc_endpoint.h` with its defaults:
    one: the utterance is over;
 3. the utterance reached `max_utterance` seconds: it ends there, said or not
    (bounding what one utterance's state holds).
+
+They are decode hparams (`ENDPOINT_HPARAMS`), so an export carries the
+rules it was made with and a server applies them unless told otherwise.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+
+from t2t_lite.decoding.decode_config import ENDPOINT_SECONDS, DecodeConfig
+
+# Each rule's decode hparam (and t2t-lite-serve flag), in `ENDPOINT_SECONDS`' order.
+ENDPOINT_HPARAMS = dict(
+    zip(ENDPOINT_SECONDS, ("silence_before_speech", "silence_after_speech", "max_utterance"),
+        strict=True)
+)  # fmt: skip
 
 
 class Endpoint(enum.Enum):
@@ -40,14 +51,29 @@ class EndpointRules:
     <Endpoint.NONE: 'none'>
     """
 
-    silence_before_speech: float = 5.0
-    silence_after_speech: float = 1.0
-    max_utterance: float = 20.0
+    silence_before_speech: float = DecodeConfig.endpoint_no_speech_seconds
+    silence_after_speech: float = DecodeConfig.endpoint_silence_seconds
+    max_utterance: float = DecodeConfig.endpoint_max_utterance_seconds
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
             if not getattr(self, field.name) > 0:
                 raise ValueError(f"EndpointRules.{field.name} must be positive seconds.")
+
+    @classmethod
+    def from_settings(cls, settings: dict) -> EndpointRules:
+        """The rules decode hparams `settings` (a dict by hparam name, as an
+        export's metadata keeps them) give; a rule they lack keeps its default."""
+        return cls(**{
+            rule: float(settings[hparam])
+            for hparam, rule in ENDPOINT_HPARAMS.items()
+            if hparam in settings
+        })  # fmt: skip
+
+    @classmethod
+    def of(cls, config: DecodeConfig) -> EndpointRules:
+        """The rules decode hparams `config` set."""
+        return cls.from_settings(config.values())
 
     def check(self, spoke: bool, trailing_silence: float, utterance: float) -> Endpoint:
         """The decision for an utterance `utterance` seconds long whose last

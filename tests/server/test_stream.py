@@ -26,6 +26,7 @@ import soundfile
 from t2t_lite.data.audio_io import StreamResampler, resample
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.server.app_state import ServerConfig
 from t2t_lite.serving import export
 from t2t_lite.streaming.endpoint import Endpoint, EndpointRules
 from tests.helpers import CTC_BEAM_DECODE
@@ -53,6 +54,18 @@ def test_endpoint_rules_are_wenets_three():
     assert rules.check(spoke=True, trailing_silence=0.0, utterance=20.0) is Endpoint.FINAL
     with pytest.raises(ValueError, match="max_utterance must be positive"):
         EndpointRules(max_utterance=0)
+
+
+def test_endpoint_rules_are_decode_hparams_a_server_flag_overrides():
+    exported = EndpointRules.of(DecodeConfig.parse("endpoint_silence_seconds=0.6"))
+    assert exported == EndpointRules(silence_after_speech=0.6)
+    assert EndpointRules.from_settings({}) == EndpointRules()  # an export from before them
+    overridden = ServerConfig(endpoint={"endpoint_max_utterance_seconds": 9.0})
+    assert overridden.endpoint_rules(exported) == EndpointRules(
+        silence_after_speech=0.6, max_utterance=9.0
+    )
+    with pytest.raises(ValueError, match="endpoint_silence_seconds must be > 0"):
+        DecodeConfig.parse("endpoint_silence_seconds=0")
 
 
 @pytest.mark.parametrize("from_rate", [48000, 44100, 8000, 16000])
@@ -90,15 +103,12 @@ def streaming(tmp_path_factory):
     run = train_speech_run(directory / "run", STREAMING_HPARAMS, steps=200, silence=0.5)
     trained = TrainedRun.of(run.output_dir, run.problem)
     export_dir = str(directory / "export")
-    export.export_run(
-        trained, export_dir, DecodeConfig.parse(f"{CTC_BEAM_DECODE},chunk_frames=2"), 1
-    )
     # Utterances end at 1.92 s (the first 80 ms step past 1.9 s): the rule every
     # model meets; the tiny model's CTC head is not peaky enough to give blanks.
-    flags = (
-        "--endpoint_max_utterance_seconds=1.9", "--endpoint_silence_seconds=0.5",
-        "--max_streams=2", "--max_wait_ms=50",
-    )  # fmt: skip
+    # That rule comes with the export; the silence rule from the server's flag.
+    decode_hparams = f"{CTC_BEAM_DECODE},chunk_frames=2,endpoint_max_utterance_seconds=1.9"
+    export.export_run(trained, export_dir, DecodeConfig.parse(decode_hparams), 1)
+    flags = ("--endpoint_silence_seconds=0.5", "--max_streams=2", "--max_wait_ms=50")
     with serving(export_dir, *flags) as url:
         yield url
 

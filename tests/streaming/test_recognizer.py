@@ -4,6 +4,7 @@ partials as the audio arrives and the same final, silence gives "", and the
 decoder streams files with `chunk_frames`."""
 
 import json
+import pathlib
 import sys
 import textwrap
 
@@ -17,11 +18,12 @@ from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
 from t2t_lite.decoding.search.model_search import decode_cap
+from t2t_lite.server.speech_model import ExportedSpeechModel
 from t2t_lite.serving import export
 from t2t_lite.streaming.graph import trailing_blank_frames
 from t2t_lite.streaming.recognizer import StreamingRecognizer, feature_lookahead_frames
 from t2t_lite.streaming.simulation import StreamTiming
-from tests.helpers import CTC_BEAM_DECODE, run_command
+from tests.helpers import CTC_BEAM_DECODE, load_script, run_command
 from tests.serving.runs import STREAMING_HPARAMS, pad_rows, tone_and_noise, train_speech_run
 
 
@@ -185,18 +187,24 @@ STREAM_CLIENT = textwrap.dedent(
 )
 
 
-def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, tmp_path):
+@pytest.fixture(scope="module")
+def exported(run, tmp_path_factory):
+    """The run exported with 80 ms chunks and a left context of 2 chunks."""
+    decode_config = f"{CTC_BEAM_DECODE},chunk_frames=2,left_chunks=2"
+    trained = TrainedRun.of(run.output_dir, run.problem)
+    export_dir = tmp_path_factory.mktemp("stream_export") / "export"
+    return export.export_run(trained, str(export_dir), DecodeConfig.parse(decode_config), 1)
+
+
+def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, exported, tmp_path):
     """The export's stream_start/stream_step/stream_final, driven by a process
     without t2t-lite, give the recognizer's final (same chunks, joint search,
     the same left context limit) and its timed words; the state's keys stop
     growing at the limit."""
-    decode_config = f"{CTC_BEAM_DECODE},chunk_frames=2,left_chunks=2"
-    trained = TrainedRun.of(run.output_dir, run.problem)
-    path = export.export_run(
-        trained, str(tmp_path / "export"), DecodeConfig.parse(decode_config), 1
+    path = exported
+    metadata = json.loads(
+        (pathlib.Path(path) / "assets.extra" / export.METADATA_FILE).read_text()
     )
-    metadata = json.loads((tmp_path / "export" / "1" / "assets.extra" / export.METADATA_FILE)
-                          .read_text())  # fmt: skip
     assert metadata["stream_chunk_frames"] == 2
     assert {"stream_start", "stream_step", "stream_final"} <= set(metadata["signatures"])
 
@@ -236,3 +244,21 @@ def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, tmp_path):
     assert tone["blanks"][-1][0] < tone["blanks"][-1][1]
     assert silence["partials"] == [""] * 10 and silence["final"] == "" and silence["words"] == []
     assert all(b == f for b, f in silence["blanks"])  # (digital silence: no frames at all)
+
+
+def test_a_long_stream_is_endpointed_into_finals_with_flat_step_compute(exported):
+    """scripts/long_stream.py's parts on the export: a stream of pauses and
+    tones is cut into utterances whose finals say "hi"; each step is timed
+    and the memory read every minute of audio."""
+    script = load_script("long_stream.py")
+    model = ExportedSpeechModel(exported)
+    utterances = [(tone_and_noise()["hi"], "hi")]
+    stream, order = script.long_stream(utterances, 70.0, 1.5, model.sample_rate, seed=0)
+    assert stream.size >= 70 * model.sample_rate and order == [0] * len(order)
+    finals, steps, rss = script.run_stream(model, stream)
+    # At most 20 s an utterance (the export's default rule): 4 finals at least.
+    assert len(finals) >= 4 and "hi" in " ".join(finals).split()
+    assert len(steps) >= stream.size / (model.chunk_seconds * model.sample_rate)
+    assert [minute for minute, _ in rss] == [1] and rss[0][1] > 0
+    assert script.window_ms([(1.0, 0.002), (2.0, 0.004), (9.0, 1.0)], 0.0, 5.0)["p50"] == 3.0
+    assert script.streamed_one_by_one(model, utterances[0][0]) == "hi"

@@ -122,16 +122,16 @@ def search_pieces(
 
 def timing_inputs(model, features: dict, memory) -> dict:
     """What word times read of an encoded batch: for a model with a CTC head
-    `ctc_log_probs [batch, frames, vocab]` and `encoded_lengths [batch]`; with
-    a word boundary head also `boundary_probs [batch, feature_frames, 2]` and
-    `frame_lengths [batch]`; else nothing."""
+    `ctc_log_probs [batch, frames, vocab]`, `encoded_lengths [batch]` and
+    `frame_lengths [batch]` (feature frames); with a word boundary head also
+    `boundary_probs [batch, feature_frames, 2]`; else nothing."""
     timing = {}
     if has_ctc_head(model):
         timing["ctc_log_probs"] = model.ctc_log_probs(memory)
         timing["encoded_lengths"] = model.encoded_length(features["inputs_length"])
+        timing["frame_lengths"] = features["inputs_length"]  # where the audio ends
     if getattr(model, "word_boundary_head", None) is not None:
         timing["boundary_probs"] = tf.sigmoid(model.word_boundary_logits(features, memory))
-        timing["frame_lengths"] = features["inputs_length"]
     return timing
 
 

@@ -153,7 +153,9 @@ class WordTimer:
                 word boundary head's probabilities (the sigmoid of
                 `Transformer.word_boundary_logits`), or None: the
                 alignment's times as they are.
-            frame_lengths: int `[batch]` real feature frames (with `boundary_probs`).
+            frame_lengths: int `[batch]` real feature frames (needed with
+                `boundary_probs`); given, no time falls after the last one's
+                middle (the alignment's 40 ms frames may end past the audio).
 
         Returns:
             `WordTimes`.
@@ -242,6 +244,15 @@ class WordTimer:
                 )
 
             start_seconds, end_seconds = feature_seconds(start_frames), feature_seconds(end_frames)
+        elif frame_lengths is not None:
+            audio_end = (
+                offsets
+                + self.feature_middle
+                + self.feature_step
+                * tf.cast(tf.maximum(tf.convert_to_tensor(frame_lengths) - 1, 0), tf.float32)
+            )[:, None]
+            start_seconds = tf.minimum(start_seconds, audio_end)
+            end_seconds = tf.minimum(end_seconds, audio_end)
         width = tf.reduce_max(tf.concat([num_words, [0]], axis=0))
         mean_log_prob = log_prob_sum / tf.maximum(word_frames, 1.0)
         return WordTimes(

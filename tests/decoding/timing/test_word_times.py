@@ -54,6 +54,25 @@ def test_byte_words_get_their_tokens_frames_and_confidence():
     np.testing.assert_allclose(times.confidences[0], [0.9**0.25] * 2, rtol=1e-5)
 
 
+def test_the_alignments_times_stay_inside_the_audio():
+    """The last encoder frame's 40 ms may end past the audio: given the
+    feature frames, no time falls after the last one's middle."""
+    encoder = ByteTextEncoder()
+    ids = encoder.encode("hi") + [EOS_ID]
+    h, i = ids[:2]
+    frames = [0, h, 0, i]  # "hi" ends with the last encoder frame
+    log_probs = peaky_log_probs(frames, encoder.vocab_size)[None]
+    timer = WordTimer(encoder.token_surfaces(), HPARAMS)
+    unclipped = timer(log_probs, [len(frames)], [ids], [1.0])
+    step, middle = encoder_frame_seconds(HPARAMS)
+    assert float(unclipped.ends[0, 0]) == pytest.approx(1.0 + middle + 3.5 * step)
+    audio_end = 1.0 + 0.0125 + 0.01 * (20 - 1)  # 20 feature frames
+    assert float(unclipped.ends[0, 0]) > audio_end
+    clipped = timer(log_probs, [len(frames)], [ids], [1.0], frame_lengths=[20])
+    assert float(clipped.ends[0, 0]) == pytest.approx(audio_end)
+    assert float(clipped.starts[0, 0]) == float(unclipped.starts[0, 0])
+
+
 def test_a_boundary_head_moves_times_to_its_feature_frames():
     encoder = ByteTextEncoder()
     ids = encoder.encode("hi yo") + [EOS_ID]

@@ -226,6 +226,9 @@ def featurize_with_times(waveform, times, config: FeatureConfig, training: bool,
     )
     if training and config.augment.pause_enabled:  # after the stretch: it moves no time
         waveform = audio_augment.pause_after(waveform, config.augment, seed)
+    lead = tf.constant(0)
+    if training and config.augment.lead_enabled:  # moves every time by its length
+        waveform, lead = audio_augment.pause_before(waveform, config.augment, seed)
     waveforms, lengths, cut = clean_waveforms(waveform[None], tf.shape(waveform)[:1])
     features, _ = featurize_batch(
         waveforms, lengths, config, training=training, seed=seed, cleaned=True
@@ -235,8 +238,8 @@ def featurize_with_times(waveform, times, config: FeatureConfig, training: bool,
         features = spec_augment.spec_augment(
             features, config.spec_augment, seed=None if seed is None else seed + 1
         )
-    samples = tf.cast(times, tf.float32) * config.sample_rate * stretch - tf.cast(
-        cut[0], tf.float32
+    samples = tf.cast(times, tf.float32) * config.sample_rate * stretch + tf.cast(
+        lead - cut[0], tf.float32
     )
     positions = (samples - config.frame_length_samples / 2) / config.frame_step_samples
     return features, positions

@@ -12,9 +12,10 @@ from t2t_lite.data.audio_augment import (
     AugmentConfig,
     augment_waveform,
     pause_after,
+    pause_before,
 )
 from t2t_lite.data.audio_augment.noise import add_noise, colored_noise, load_noise_bank
-from t2t_lite.data.audio_augment.pause import append_pause
+from t2t_lite.data.audio_augment.pause import append_pause, prepend_pause
 from t2t_lite.data.audio_augment.reverb import load_rir_bank, reverberate, synthetic_rir
 from t2t_lite.data.audio_augment.speed import speed_perturb
 from t2t_lite.data.audio_augment.volume import volume_perturb
@@ -366,6 +367,23 @@ def test_pause_after_applies_with_its_probability_from_its_own_stream():
     assert 2 <= sum(n > len(waveform) for n in lengths) <= 14
     assert lengths == [int(tf.size(pause_after(waveform, config, [s, 3]))) for s in range(16)]
     assert pause_after(waveform, AugmentConfig(), 1).shape == waveform.shape  # off
+
+
+def test_a_pause_before_the_utterance_says_how_long_it_is():
+    waveform = _speech_like(8000)
+    for seed in range(4):
+        paused, lead = prepend_pause(waveform, (0.2, 1.5), (30.0, 40.0), RATE, seed=[seed, 1])
+        paused, lead = paused.numpy(), int(lead)
+        np.testing.assert_array_equal(paused[lead:], waveform)  # kept exactly, after it
+        assert 0.2 * RATE - 1 <= lead <= 1.5 * RATE + 1
+        assert 30.0 - 1.0 <= _power_db(waveform) - _power_db(paused[:lead]) <= 40.0 + 1.0
+    config = AugmentConfig(lead_prob=0.5)
+    assert config.lead_enabled and not config.enabled and not config.pause_enabled
+    leads = [int(pause_before(waveform, config, [s, 3])[1]) for s in range(16)]
+    assert 2 <= sum(n > 0 for n in leads) <= 14
+    assert leads == [int(pause_before(waveform, config, [s, 3])[1]) for s in range(16)]
+    unchanged, none = pause_before(waveform, AugmentConfig(), 1)  # off
+    assert unchanged.shape == waveform.shape and int(none) == 0
 
 
 # ------------------------------------------------------------- config, hparams

@@ -84,12 +84,17 @@ def test_stored_word_times_become_targets_at_their_frames(generated):
 
 
 @pytest.mark.parametrize(
-    "factor, zeros, pause", [(0.9, 0, 0.0), (1.1, 0, 0.0), (None, 3200, 0.0), (1.1, 0, 1.0)]
-)
-def test_a_moment_keeps_its_frame_through_speed_perturbation_and_the_trim(factor, zeros, pause):
+    "factor, zeros, pause, lead",
+    [(0.9, 0, 0.0, 0.0), (1.1, 0, 0.0, 0.0), (None, 3200, 0.0, 0.0), (1.1, 0, 1.0, 0.0),
+     (1.1, 0, 1.0, 1.0)],
+)  # fmt: skip
+def test_a_moment_keeps_its_frame_through_speed_perturbation_and_the_trim(
+    factor, zeros, pause, lead
+):
     """A 10 ms burst `at` seconds into the recording: after speed perturbation
-    (`factor`), the cut of `zeros` leading exact zeros, or a pause appended
-    (with `pause` probability), its position is where the features are loudest."""
+    (`factor`), the cut of `zeros` leading exact zeros, a pause appended (with
+    `pause` probability) or one put before it (`lead`), its position is
+    where the features are loudest."""
     rng = np.random.default_rng(0)
     waveform = np.concatenate([np.zeros(zeros), rng.normal(scale=1e-3, size=16000)])
     waveform = waveform.astype(np.float32)
@@ -97,12 +102,15 @@ def test_a_moment_keeps_its_frame_through_speed_perturbation_and_the_trim(factor
     waveform[int(at * 16000) : int(at * 16000) + 160] += 0.5
     config = FeatureConfig()
     if factor:
-        augment = AugmentConfig(speed_factors=(factor,), pause_prob=pause)
+        augment = AugmentConfig(speed_factors=(factor,), pause_prob=pause, lead_prob=lead)
         config = dataclasses.replace(config, augment=augment)
     features, positions = featurize_with_times(waveform, [at], config, training=True, seed=3)
     paused = features.shape[0] > 16000 / factor / 160 + 2 if factor else False
     assert paused == (pause == 1.0)
     loudest = int(np.argmax(features.numpy()[:, :, 0].mean(axis=1)))
     expected = (0.65 / (factor or 1.0) * 16000 - 200) / 160
-    assert abs(positions.numpy()[0] - expected) < 0.5
+    if lead:  # moved by the pause before: 0.2-1.5 s
+        assert expected + 19.5 < positions.numpy()[0] < expected + 150.5
+    else:
+        assert abs(positions.numpy()[0] - expected) < 0.5
     assert abs(loudest - positions.numpy()[0]) <= 2

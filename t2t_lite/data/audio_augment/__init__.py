@@ -2,7 +2,7 @@
 
 Speed perturbation (Kaldi's and ESPnet's 0.9 / 1.0 / 1.1), volume
 perturbation, additive noise at a random SNR, reverberation by a room
-impulse response and a pause of quieter noise after the utterance, each a
+impulse response and pauses of quieter noise before and after the utterance, each a
 function of one utterance: float32 `[samples]` in [-1, 1] (16 kHz by
 default) in, float32 `[samples']` in [-1, 1] out. They run
 inside `tf.data` maps and `tf.function`s with unknown lengths, so augmented
@@ -23,8 +23,9 @@ One module per augmentation, each usable alone:
     volume.py    volume_perturb: a random gain
     noise.py     colored_noise, add_noise, load_noise_bank
     reverb.py    synthetic_rir, reverberate, load_rir_bank
-    pause.py     append_pause: quieter noise after the utterance
-    config.py    AUGMENT_HPARAMS, AugmentConfig, augment_waveform, pause_after
+    pause.py     append_pause, prepend_pause: quieter noise after / before it
+    config.py    AUGMENT_HPARAMS, AugmentConfig, augment_waveform, pause_after,
+                 pause_before
     draws.py     the stateless seed splits, uniform draws and coins
     waveform.py  the input check, clipping and fast FFT lengths they share
 """
@@ -34,6 +35,7 @@ from t2t_lite.data.audio_augment.config import (
     AugmentConfig,
     augment_waveform,
     pause_after,
+    pause_before,
 )
 
-__all__ = ["AUGMENT_HPARAMS", "AugmentConfig", "augment_waveform", "pause_after"]
+__all__ = ["AUGMENT_HPARAMS", "AugmentConfig", "augment_waveform", "pause_after", "pause_before"]

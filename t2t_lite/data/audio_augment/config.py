@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from t2t_lite.data.audio_augment.draws import coin, split_seed
 from t2t_lite.data.audio_augment.noise import add_noise, cached_noise_bank
-from t2t_lite.data.audio_augment.pause import append_pause
+from t2t_lite.data.audio_augment.pause import append_pause, prepend_pause
 from t2t_lite.data.audio_augment.reverb import cached_rir_bank, reverberate
 from t2t_lite.data.audio_augment.speed import speed_fraction, speed_perturb
 from t2t_lite.data.audio_augment.volume import volume_perturb
@@ -50,10 +50,15 @@ AUGMENT_HPARAMS = {
     "aug_pause_prob": 0.0,
     "aug_pause_seconds": [0.15, 0.4],
     "aug_pause_db": [30.0, 50.0],
+    # A pause before the utterance (`pause.prepend_pause`), as loud as the
+    # pause after: the quiet before a speaker starts.
+    "aug_lead_prob": 0.0,
+    "aug_lead_seconds": [0.2, 1.5],
 }
 
 _AUGMENT_TAG = 0x417567  # "Aug": augment_waveform's stream, apart from dither's
 _PAUSE_TAG = 0x506175  # "Pau": pause_after's
+_LEAD_TAG = 0x4C6561  # "Lea": pause_before's
 
 
 def _float_pair(name: str, value) -> tuple[float, float]:
@@ -95,6 +100,8 @@ class AugmentConfig:
     pause_prob: float = 0.0
     pause_seconds: tuple[float, float] = (0.15, 0.4)
     pause_db: tuple[float, float] = (30.0, 50.0)
+    lead_prob: float = 0.0
+    lead_seconds: tuple[float, float] = (0.2, 1.5)
     sample_rate: int = SAMPLE_RATE
 
     def __post_init__(self):
@@ -108,7 +115,10 @@ class AugmentConfig:
         set_field("noise_snr_db", _float_pair("noise_snr_db", self.noise_snr_db))
         set_field("pause_seconds", _float_pair("pause_seconds", self.pause_seconds))
         set_field("pause_db", _float_pair("pause_db", self.pause_db))
-        for name in ("speed_prob", "volume_prob", "noise_prob", "reverb_prob", "pause_prob"):
+        set_field("lead_seconds", _float_pair("lead_seconds", self.lead_seconds))
+        probabilities = ("speed_prob", "volume_prob", "noise_prob", "reverb_prob", "pause_prob",
+                         "lead_prob")  # fmt: skip
+        for name in probabilities:
             set_field(name, _probability(name, getattr(self, name)))
         set_field("sample_rate", int(self.sample_rate))
 
@@ -133,9 +143,13 @@ class AugmentConfig:
         return self.pause_prob > 0
 
     @property
+    def lead_enabled(self) -> bool:
+        return self.lead_prob > 0
+
+    @property
     def enabled(self) -> bool:
-        """Whether any augmentation of `augment_waveform` is on (the pause is
-        `pause_after`'s)."""
+        """Whether any augmentation of `augment_waveform` is on (the pauses
+        are `pause_after`'s and `pause_before`'s)."""
         return any(
             (
                 self.speed_enabled,
@@ -173,6 +187,8 @@ class AugmentConfig:
             pause_prob=get("aug_pause_prob"),
             pause_seconds=tuple(get("aug_pause_seconds")),
             pause_db=tuple(get("aug_pause_db")),
+            lead_prob=get("aug_lead_prob"),
+            lead_seconds=tuple(get("aug_lead_seconds")),
             sample_rate=hparams.get("audio_sample_rate", SAMPLE_RATE),
         )
 
@@ -274,3 +290,29 @@ def pause_after(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
         ),
         waveform,
     )  # fmt: skip
+
+
+def pause_before(waveform, config: AugmentConfig, seed=None) -> tuple[tf.Tensor, tf.Tensor]:
+    """`pause.prepend_pause` with `config.lead_prob` (as loud as `pause_db`),
+    from its own stream of the example's seed: `(waveform, lead samples)`,
+    the lead 0 where no pause was drawn. Use it in training only.
+
+    Example:
+      >>> config = AugmentConfig(lead_prob=1.0, lead_seconds=(0.25, 0.25))
+      >>> waveform, lead = pause_before(tf.ones([16000]), config, seed=[1, 2])
+      >>> waveform.shape, int(lead)
+      (TensorShape([20000]), 4000)
+    """
+    waveform = as_waveform(waveform)
+    if not config.lead_enabled:
+        return waveform, tf.constant(0)
+    coin_seed, pause_seed = split_seed(tf.random.fold_in(stateless_seed(seed), _LEAD_TAG), 2)
+
+    def lead():
+        return prepend_pause(
+            waveform, config.lead_seconds, config.pause_db, config.sample_rate, pause_seed
+        )
+
+    if config.lead_prob >= 1.0:
+        return lead()
+    return tf.cond(coin(coin_seed, config.lead_prob), lead, lambda: (waveform, tf.constant(0)))

@@ -33,6 +33,7 @@ TIMED_SIGNATURE = "transcribe_timed"
 
 
 STREAM_SIGNATURES = ("stream_start", "stream_step")
+FINAL_SIGNATURE = "stream_final"  # the streamed utterance's final (`finish_stream`)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,7 +173,7 @@ class ExportedSpeechModel:
     def finish_stream(self, state: dict) -> Transcript:
         """A stream's final transcript (`stream_final`: the joint search over
         what it streamed), with its timed words where the export has them."""
-        out = self._loaded.signatures["stream_final"](**state)
+        out = self._loaded.signatures[FINAL_SIGNATURE](**state)
         out = {name: value.numpy() for name, value in out.items()}
         if "num_words" not in out:  # an export from before streamed finals were timed
             text = out["outputs"][0].decode("utf-8", errors="replace")

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 import time
 
 import numpy as np
@@ -40,6 +42,10 @@ from t2t_lite.decoding.input_batches import record_waveform_batches
 from t2t_lite.server.speech_model import ExportedSpeechModel, newest_version
 from t2t_lite.server.stream_session import StreamSession
 from t2t_lite.streaming.endpoint import Endpoint
+
+# The percentiles are streaming_latency's.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from streaming_latency import percentiles  # noqa: E402
 
 # Peak amplitude of the pauses' noise: a quiet room, about -65 dBFS RMS.
 PAUSE_NOISE = 0.001
@@ -125,10 +131,7 @@ def streamed_one_by_one(model: ExportedSpeechModel, waveform: np.ndarray) -> str
 
 def window_ms(steps, first: float, last: float) -> dict:
     """p50 / p90 step compute (ms) of the steps whose audio ends in `[first, last)` s."""
-    times = [seconds for end, seconds in steps if first <= end < last]
-    if not times:
-        return {}
-    return {f"p{p}": round(1000.0 * float(np.percentile(times, p)), 2) for p in (50, 90)}
+    return percentiles([seconds for end, seconds in steps if first <= end < last])
 
 
 def main() -> None:

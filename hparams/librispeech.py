@@ -188,15 +188,25 @@ def transformer_speech_small_streaming() -> HParams:
     second: `audio_normalization_prior_frames`), and envelope augmentation
     (`aug_envelope_db`, 4 dB), which teaches the model to ignore the
     spectral shape of a voice that causal statistics cannot normalize away
-    (docs/benchmarks.md, "Streaming"). One model then decodes at full context and in chunks
-    (`t2t_lite/streaming/`). U2++'s left-context draw (`use_dynamic_left_chunk`)
-    lets it stream with any `left_chunks` limit, for streams of any length.
+    (docs/benchmarks.md, "Streaming"). A stream's endpointed utterances
+    begin with what is left of a pause, which the corpus's tightly cut
+    utterances never do: a pause of quiet noise before 30% of the training
+    utterances (`aug_lead_prob`, 0.1-1.0 s) teaches the model that, and the
+    running statistics leave out frames 20 dB under the training set's level
+    (`audio_statistics_floor_db`), so the quiet does not set them
+    (docs/benchmarks.md, "Silence before speech"). One model then decodes at
+    full context and in chunks (`t2t_lite/streaming/`). U2++'s left-context
+    draw (`use_dynamic_left_chunk`) lets it stream with any `left_chunks`
+    limit, for streams of any length.
     """
     hparams = transformer_speech_small()
     hparams.use_dynamic_chunk = True
     hparams.use_dynamic_left_chunk = True
     hparams.add_hparam("audio_causal_normalization", True)
     hparams.add_hparam("audio_normalization_prior_frames", 100)
+    hparams.add_hparam("audio_statistics_floor_db", 20.0)
+    hparams.add_hparam("aug_lead_prob", 0.3)
+    hparams.add_hparam("aug_lead_seconds", [0.1, 1.0])
     hparams.add_hparam("aug_envelope_db", 4.0)
     return hparams
 

@@ -2,6 +2,8 @@
 
     python scripts/long_stream.py --export_dir=t2t_stream/export \
         --data_dir=t2t_stream/data [--minutes=30] [--pause_seconds=1.5]
+    python scripts/long_stream.py --output_dir=t2t_stream/train \
+        --data_dir=t2t_stream/data --decode_hparams=chunk_frames=16,left_chunks=4
 
 Joins a split's utterances (default test: the held-out voice), cycling
 through them in a seeded order, with `--pause_seconds` of quiet noise
@@ -10,7 +12,10 @@ to the server's stream logic (`server.stream_session.StreamSession` over
 the export's `stream_start`/`stream_step`, in process: no network), whose
 endpoint rules (the export's decode hparams) cut it into utterances; each
 utterance's final is the server's (`transcribe_timed` over its audio).
-Prints one JSON object:
+With `--output_dir` (a trained run) instead, the same session drives the
+Python recognizer (`streaming.recognizer_stream.RecognizerStream`: its
+chunk, left context, endpoint rules and final search from
+`--decode_hparams`). Prints one JSON object:
 
 - `step_ms`: each `stream_step`'s compute, p50 / p90 over the stream's first
   and last `--window_minutes` of audio, and their ratio (a state that grows
@@ -37,11 +42,17 @@ import time
 import numpy as np
 
 from t2t_lite import registry
+from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
+from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
+from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.evaluation import scoring
 from t2t_lite.decoding.input_batches import record_waveform_batches
+from t2t_lite.decoding.search.model_search import decode_cap
 from t2t_lite.server.speech_model import ExportedSpeechModel, newest_version
 from t2t_lite.server.stream_session import StreamSession
 from t2t_lite.streaming.endpoint import Endpoint
+from t2t_lite.streaming.recognizer import StreamingRecognizer
+from t2t_lite.streaming.recognizer_stream import RecognizerStream
 
 # The percentiles are streaming_latency's.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -89,7 +100,7 @@ def resident_mb() -> float:
     raise RuntimeError("no VmRSS in /proc/self/status")
 
 
-def run_stream(model: ExportedSpeechModel, stream: np.ndarray):
+def run_stream(model, stream: np.ndarray):
     """`(finals, steps, rss)`: the endpointed finals' texts, each step's
     `(audio end in seconds, compute seconds)`, and `(minute, MB)` after each
     minute of audio."""
@@ -120,8 +131,23 @@ def run_stream(model: ExportedSpeechModel, stream: np.ndarray):
     return finals, steps, rss
 
 
-def streamed_one_by_one(model: ExportedSpeechModel, waveform: np.ndarray) -> str:
-    """`waveform` streamed alone through the signatures at the export's chunk."""
+def recognizer_stream(problem, output_dir: str, data_dir: str, decode_hparams: str):
+    """The run's Python recognizer as `run_stream` drives an export."""
+    run = TrainedRun.of(output_dir, problem, data_dir=data_dir)
+    model, _ = run.restored_model()
+    config = DecodeConfig.parse(decode_hparams).for_model(model)
+    encoder = problem.feature_encoders(data_dir)["targets"]
+    chunk = config.chunk_frames
+    recognizer = StreamingRecognizer(model, run.hparams, config, encoder, chunk)
+    transcriber = WaveformTranscriber(
+        model, run.hparams, config, decode_cap(run.hparams, config), encoder
+    )
+    return RecognizerStream(recognizer, transcriber, run.hparams, chunk)
+
+
+def streamed_one_by_one(model, waveform: np.ndarray) -> str:
+    """`waveform` streamed alone at `model`'s chunk (an export's three
+    signatures, or the recognizer's `accept_waveform` and `finalize`)."""
     chunk = max(int(round(model.chunk_seconds * model.sample_rate)), 1)
     state = model.start_stream()
     for start in range(0, waveform.size, chunk):
@@ -136,7 +162,14 @@ def window_ms(steps, first: float, last: float) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--export_dir", required=True)
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--export_dir", help="a streaming export (the server's signatures)")
+    given.add_argument("--output_dir", help="a trained run (the Python recognizer)")
+    parser.add_argument(
+        "--decode_hparams",
+        default="beam_size=4,ctc_weight=0.3,chunk_frames=16",
+        help="with --output_dir: the recognizer's chunk, left context, rules and search",
+    )
     parser.add_argument("--data_dir", required=True)
     parser.add_argument("--problem", default="spoken_synth")
     parser.add_argument("--split", default="test")
@@ -146,11 +179,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    model = ExportedSpeechModel(newest_version(args.export_dir))
-    if not model.streams:
-        raise SystemExit(f"{args.export_dir} is not a streaming export (use_dynamic_chunk).")
-    model.warm_up()
-    utterances = split_utterances(registry.problem(args.problem), args.data_dir, args.split)
+    problem = registry.problem(args.problem)
+    if args.export_dir:
+        model = ExportedSpeechModel(newest_version(args.export_dir))
+        if not model.streams:
+            raise SystemExit(f"{args.export_dir} is not a streaming export (use_dynamic_chunk).")
+        model.warm_up()
+        source = model.path
+    else:
+        model = recognizer_stream(problem, args.output_dir, args.data_dir, args.decode_hparams)
+        source = f"{args.output_dir} (Python recognizer, {args.decode_hparams})"
+    utterances = split_utterances(problem, args.data_dir, args.split)
     seconds = args.minutes * 60.0
     stream, order = long_stream(
         utterances, seconds, args.pause_seconds, model.sample_rate, args.seed
@@ -168,7 +207,7 @@ def main() -> None:
     streamed = [streamed_alone[i] for i in order]
     joined = [" ".join(references)]
     result = {
-        "export": model.path,
+        "model": source,
         "stream_minutes": round(stream.size / model.sample_rate / 60.0, 2),
         "utterances": len(references),
         "endpointed_finals": len(finals),

@@ -180,6 +180,21 @@ def audio_files_under(directory: str) -> list[str]:
     return found
 
 
+def padded_batch(waveforms: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """`(batch, lengths)`: 1-D waveforms as one zero-padded float32 batch
+    (at least one sample wide, so an empty waveform still makes a batch).
+
+    Example:
+    >>> padded_batch([np.ones(2), np.ones(1)])[0].tolist()
+    [[1.0, 1.0], [1.0, 0.0]]
+    """
+    lengths = np.array([w.size for w in waveforms], np.int32)
+    batch = np.zeros([len(waveforms), max(int(lengths.max(initial=0)), 1)], np.float32)
+    for row, waveform in enumerate(waveforms):
+        batch[row, : waveform.size] = waveform
+    return batch, lengths
+
+
 def finite_samples(samples) -> np.ndarray:
     """float32 samples with NaN and infinities read as 0 (silence, not loud).
 

@@ -37,6 +37,8 @@ import tensorflow as tf
 
 # z of the 10th percentile of a normal distribution.
 QUIET_STDS = 1.2816
+# Log-mel features are logs of magnitudes: 20 log10, so a dB is this many nats.
+NATS_PER_DB = float(np.log(10.0) / 20.0)
 # Added to the running variance: a frame's first statistics come from a
 # handful of frames, and near-equal frames must not be blown up.
 VARIANCE_FLOOR = 1e-3
@@ -111,6 +113,30 @@ def normalize_causally(
     weights = real if statistics_mask is None else real * _as_frames(statistics_mask)
     mean, variance, _ = running_statistics(features, weights, prior)
     return (features - mean) * real * tf.math.rsqrt(variance + VARIANCE_FLOOR)
+
+
+def quiet_frames(features, prior: Prior, floor_db: float) -> tf.Tensor:
+    """Frames whose mean log-mel is more than `floor_db` dB under the prior's
+    (the training set's mean frame): the quiet before and between speech.
+
+    Counted, a second of quiet before an utterance pulls its running mean far
+    under its speech, and a stream's utterances begin with what is left of a
+    pause (docs/benchmarks.md, "Silence before speech"). The floor is fixed
+    (the training set's level), so it needs no statistics of the frames to
+    come and costs one comparison a frame.
+
+    Args:
+        features: float32 `[batch, frames, bins, channels]`, channel 0 the
+            log-mel (after the digital-silence fill).
+        prior: the training set's statistics.
+        floor_db: how far under the prior's mean frame a frame is quiet.
+
+    Returns:
+        bool `[batch, frames]`.
+    """
+    level = float(np.mean(prior.mean[:, 0]))
+    energy = tf.reduce_mean(tf.convert_to_tensor(features, tf.float32)[..., 0], axis=-1)
+    return energy < level - floor_db * NATS_PER_DB
 
 
 def fill_digital_silence_causally(log_mel, silent, nonpadding_mask) -> tf.Tensor:

@@ -35,6 +35,7 @@ HPARAM_NAMES = {
     "add_delta_deltas": "audio_add_delta_deltas",
     "causal_normalization": "audio_causal_normalization",
     "prior_frames": "audio_normalization_prior_frames",
+    "statistics_floor_db": "audio_statistics_floor_db",
     "envelope_db": "aug_envelope_db",
 }
 # SpecAugment's fields (`FeatureConfig.spec_augment`) -> their hparams.
@@ -80,6 +81,9 @@ class FeatureConfig:
     # started from the training set's worth `prior_frames` frames.
     causal_normalization: bool = False
     prior_frames: int = 0
+    # t2t-lite: frames this many dB under the prior's level are left out of
+    # the running statistics (the quiet before speech), 0 = none are.
+    statistics_floor_db: float = 0.0
     # t2t-lite: envelope augmentation (spectral_envelope.py), 0 = off.
     envelope_db: float = 0.0
     prior: Prior | None = dataclasses.field(default=None, compare=False)
@@ -91,6 +95,7 @@ class FeatureConfig:
         at_least_zero = (
             "dither",
             "prior_frames",
+            "statistics_floor_db",
             "envelope_db",
         )
         for name in positive:
@@ -114,6 +119,12 @@ class FeatureConfig:
                 f"hparams set audio_normalization_prior_frames={self.prior_frames} without "
                 "audio_causal_normalization: the prior only starts causal running statistics; "
                 "set audio_causal_normalization=true or audio_normalization_prior_frames=0."
+            )
+        if self.statistics_floor_db > 0 and not self.prior_frames > 0:
+            raise ValueError(
+                f"hparams set audio_statistics_floor_db={self.statistics_floor_db} without "
+                "audio_normalization_prior_frames: the floor is under the prior's level; "
+                "set audio_normalization_prior_frames > 0 or audio_statistics_floor_db=0."
             )
 
     @classmethod

@@ -16,6 +16,12 @@ EOS_ID = 1
 NUM_RESERVED_IDS = 2
 
 
+def is_label(ids):
+    """Elementwise: whether a CTC best-path id is a label, not its blank
+    (the padding id) or EOS. NumPy arrays and tensors alike."""
+    return (ids != PAD_ID) & (ids != EOS_ID)
+
+
 def ids_before_eos(ids: Iterable[int]) -> list[int]:
     """The ids of a sequence as text reads them: up to its first EOS, padding skipped."""
     kept = []

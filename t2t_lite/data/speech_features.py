@@ -23,7 +23,9 @@ With `FeatureConfig.causal_normalization` (streaming models), steps 3 and 5
 use running statistics of the frames so far instead of the whole
 utterance's (`causal_normalization.py`), so no frame reads ahead more than
 the delta-deltas' 4 frames; with `prior_frames` > 0 the running
-statistics start from the training set's, kept in the hparams.
+statistics start from the training set's, kept in the hparams, and with
+`statistics_floor_db` > 0 they leave out frames that far under the
+training set's level (`causal_normalization.quiet_frames`).
 `unnormalized_features` stops before step 5 (what the prior is computed on).
 
 Step 1 makes an utterance featurize exactly as it does alone with exact
@@ -130,7 +132,11 @@ def featurize_batch(
     )
     if config.causal_normalization:
         prior = config.required_prior()
-        features = causal_normalization.normalize_causally(features, real, ~silent, prior)
+        counted = ~silent
+        if config.statistics_floor_db > 0:
+            quiet = causal_normalization.quiet_frames(features, prior, config.statistics_floor_db)
+            counted &= ~quiet
+        features = causal_normalization.normalize_causally(features, real, counted, prior)
     else:
         features = audio_features.normalize_per_utterance(features, real, statistics_mask=~silent)
     return features, tf.reduce_sum(tf.cast(real, tf.int32), axis=1)

@@ -24,26 +24,16 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data.audio_io import SAMPLE_RATE
+from t2t_lite.data.audio_io import SAMPLE_RATE, padded_batch
 from t2t_lite.decoding.timing.subtitles import TimedWord
 from t2t_lite.serving.export import METADATA_FILE
-from t2t_lite.streaming.endpoint import EndpointRules
+from t2t_lite.streaming.endpoint import EndpointRules, StreamStep
 
 TIMED_SIGNATURE = "transcribe_timed"
 
 
 STREAM_SIGNATURES = ("stream_start", "stream_step")
 FINAL_SIGNATURE = "stream_final"  # the streamed utterance's final (`finish_stream`)
-
-
-@dataclasses.dataclass(frozen=True)
-class StreamStep:
-    """`stream_step`'s answer: the partial, the seconds since its last label,
-    and the next state."""
-
-    partial: str
-    trailing_silence: float
-    state: dict
 
 
 class ExportNotFoundError(ValueError):
@@ -135,10 +125,7 @@ class ExportedSpeechModel:
 
     def transcribe(self, waveforms: list[np.ndarray]) -> list[Transcript]:
         """Transcribes float32 mono waveforms at `sample_rate` as one batch."""
-        lengths = np.array([w.size for w in waveforms], np.int32)
-        batch = np.zeros([len(waveforms), max(int(lengths.max(initial=0)), 1)], np.float32)
-        for row, waveform in enumerate(waveforms):
-            batch[row, : waveform.size] = waveform
+        batch, lengths = padded_batch(waveforms)
         out = self._signature(waveform=tf.constant(batch), waveform_length=tf.constant(lengths))
         out = {name: value.numpy() for name, value in out.items()}
         return [self._transcript(out, row) for row in range(len(waveforms))]

@@ -40,6 +40,17 @@ class Endpoint(enum.Enum):
 
 
 @dataclasses.dataclass(frozen=True)
+class StreamStep:
+    """One streaming step's answer (an export's `stream_step`, or
+    `RecognizerStream`'s): the partial, the seconds since its last label,
+    and the next state."""
+
+    partial: str
+    trailing_silence: float
+    state: dict
+
+
+@dataclasses.dataclass(frozen=True)
 class EndpointRules:
     """The three rules' seconds (WeNet's defaults).
 

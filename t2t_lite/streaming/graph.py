@@ -34,7 +34,7 @@ import tensorflow as tf
 
 from t2t_lite.data.audio_features import zero_non_finite
 from t2t_lite.data.feature_config import FeatureConfig
-from t2t_lite.data.reserved_ids import EOS_ID, PAD_ID
+from t2t_lite.data.reserved_ids import is_label
 from t2t_lite.decoding.audio.transcriber import encoded_word_times, piece_features, timing_inputs
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
@@ -220,7 +220,7 @@ def trailing_blank_frames(log_probs, frames):
     ```
     """
     best = tf.argmax(log_probs[:frames], axis=-1, output_type=tf.int32)
-    label = (best != PAD_ID) & (best != EOS_ID)
+    label = is_label(best)
     # -1 when no frame has a label (or there is no frame: max of nothing is not -1).
     last = tf.reduce_max(tf.concat([[-1], tf.where(label, tf.range(frames), -1)], axis=0))
     return frames - 1 - last

@@ -44,6 +44,7 @@ from keras import ops
 from t2t_lite.data.audio_features import delta_delta_reach
 from t2t_lite.data.audio_io import finite_samples
 from t2t_lite.data.feature_config import FeatureConfig
+from t2t_lite.data.reserved_ids import is_label
 from t2t_lite.decoding.audio.transcriber import encoded_word_times, piece_features, timing_inputs
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
@@ -126,6 +127,7 @@ class StreamingRecognizer:
         self._search = CtcPrefixBeamSearch(self.decode_config.beam_size)
         self._memory = []  # the encoder output so far, chunk by chunk
         self._features = None  # the last featurization: (features, leading zeros cut)
+        self._last_label = -1  # the frame of the best path's last label (-1: none yet)
         self.final_words: tuple[TimedWord, ...] = ()  # set by `finalize`
 
     @property
@@ -140,6 +142,13 @@ class StreamingRecognizer:
         """Encoder frames emitted so far (40 ms each)."""
         return self._state.frames_done
 
+    @property
+    def trailing_blank_frames(self) -> int:
+        """Encoder frames after the last label of the CTC head's best path so
+        far, all of them before one: what endpointing reads (the SavedModel's
+        `stream_step` output of the same name)."""
+        return self.encoded_frames - 1 - self._last_label
+
     def _advance(self, final: bool) -> None:
         waveform = self._samples[None]
         self._features = self._featurize(waveform, np.array([waveform.shape[1]], np.int32))
@@ -149,8 +158,13 @@ class StreamingRecognizer:
         stable = frames if final else max(0, frames - self.lookahead)
         memory, self._state = self.encoder.advance(inputs, stable, self._state, final=final)
         if memory.shape[1]:
+            before = self._state.frames_done - memory.shape[1]  # frames of earlier chunks
             self._memory.append(memory)
-            self._search.advance(np.asarray(self.model.ctc_log_probs(memory))[0])
+            log_probs = np.asarray(self.model.ctc_log_probs(memory))[0]
+            self._search.advance(log_probs)
+            labels = np.flatnonzero(is_label(log_probs.argmax(axis=-1)))
+            if labels.size:
+                self._last_label = before + int(labels[-1])
 
     def accept_waveform(self, chunk) -> str:
         """Takes the next samples (float32, the model's rate); returns the

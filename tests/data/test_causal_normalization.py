@@ -2,6 +2,8 @@
 never change when more audio arrives, beyond the streaming look-ahead; the
 running statistics start from a training-set prior when the hparams ask."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -97,3 +99,31 @@ def test_a_prior_without_causal_normalization_is_refused():
         FeatureConfig.from_hparams(
             HParams(**{**AUDIO_HPARAMS, "audio_normalization_prior_frames": 100})
         )
+
+
+def test_a_floor_leaves_the_quiet_before_speech_out_of_the_statistics(librispeech_flac):
+    """A second of quiet noise (-85 dBFS, 25 dB under this recording's mean
+    frame) before an utterance: with a floor 20 dB under the prior's level,
+    the speech's log-mel frames normalize as they do alone (within what the
+    first frames' windows, reaching into the quiet, change); counted, the
+    quiet moves every one of them."""
+    speech = read_audio(librispeech_flac)[:48000]
+    overrides = {"audio_causal_normalization": True, "audio_normalization_prior_frames": 100}
+    hparams = HParams(**{**AUDIO_HPARAMS, **overrides})
+    statistics = feature_statistics([speech], FeatureConfig.from_hparams(hparams))
+    store_prior(hparams, statistics.mean, statistics.mean_square)
+    quiet = np.random.default_rng(0).uniform(-1e-4, 1e-4, 16000).astype(np.float32)  # 100 frames
+    led = np.concatenate([quiet, speech])
+    for floor, moved in ((0.0, True), (20.0, False)):
+        config = dataclasses.replace(FeatureConfig.from_hparams(hparams), statistics_floor_db=floor)
+        alone, lengths = featurize_batch(speech[None], [speech.size], config)
+        after, _ = featurize_batch(led[None], [led.size], config)
+        frames = int(lengths[0])
+        log_mel = after.numpy()[0, 100 : 100 + frames, :, 0], alone.numpy()[0, :frames, :, 0]
+        gap = np.abs(log_mel[0] - log_mel[1]).max()
+        assert (gap > 0.5) if moved else (gap < 0.05), (floor, gap)
+
+
+def test_a_floor_without_a_prior_is_refused():
+    with pytest.raises(ValueError, match="audio_statistics_floor_db=20.0 without"):
+        FeatureConfig(causal_normalization=True, statistics_floor_db=20.0)

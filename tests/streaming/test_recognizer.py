@@ -262,3 +262,23 @@ def test_a_long_stream_is_endpointed_into_finals_with_flat_step_compute(exported
     assert [minute for minute, _ in rss] == [1] and rss[0][1] > 0
     assert script.window_ms([(1.0, 0.002), (2.0, 0.004), (9.0, 1.0)], 0.0, 5.0)["p50"] == 3.0
     assert script.streamed_one_by_one(model, utterances[0][0]) == "hi"
+
+
+def test_the_python_recognizer_is_endpointed_by_the_session_the_export_is(run, exported):
+    """scripts/long_stream.py --output_dir: the server's stream session drives
+    the Python recognizer (`RecognizerStream`) at the export's chunk, left
+    context and rules, and cuts a stream where it cuts the export's."""
+    script = load_script("long_stream.py")
+    model = ExportedSpeechModel(exported)
+    streams = script.recognizer_stream(
+        run.problem, run.output_dir, None, f"{CTC_BEAM_DECODE},chunk_frames=2,left_chunks=2"
+    )
+    assert streams.chunk_seconds == pytest.approx(model.chunk_seconds)
+    assert streams.endpoint_rules == model.endpoint_rules
+    tone = tone_and_noise()["hi"]
+    stream, _ = script.long_stream([(tone, "hi")], 45.0, 1.5, model.sample_rate, seed=0)
+    finals, steps, _ = script.run_stream(streams, stream)
+    exported_finals, exported_steps, _ = script.run_stream(model, stream)
+    assert len(finals) >= 2 and finals == exported_finals
+    assert [end for end, _ in steps] == [end for end, _ in exported_steps]
+    assert script.streamed_one_by_one(streams, tone) == "hi"

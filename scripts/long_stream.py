@@ -142,7 +142,7 @@ def recognizer_stream(problem, output_dir: str, data_dir: str, decode_hparams: s
     transcriber = WaveformTranscriber(
         model, run.hparams, config, decode_cap(run.hparams, config), encoder
     )
-    return RecognizerStream(recognizer, transcriber, run.hparams, chunk)
+    return RecognizerStream(recognizer, transcriber)
 
 
 def streamed_one_by_one(model, waveform: np.ndarray) -> str:

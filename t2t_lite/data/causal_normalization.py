@@ -31,6 +31,7 @@ array([0.   , 1.   , 1.225], dtype=float32)
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 import tensorflow as tf
@@ -66,8 +67,65 @@ def _as_frames(mask) -> tf.Tensor:
     return tf.expand_dims(tf.expand_dims(tf.cast(mask, tf.float32), -1), -1)
 
 
+class Totals(NamedTuple):
+    """Running sums of counted frames: what the statistics of the frames so
+    far are made of, and what a stream carries from one chunk to the next.
+
+    Attributes:
+        count: float32 `[batch, 1, 1, 1]` frames counted.
+        total: float32 `[batch, 1, bins, channels]` their sum.
+        total_square: float32 `[batch, 1, bins, channels]` their sum of squares.
+    """
+
+    count: tf.Tensor
+    total: tf.Tensor
+    total_square: tf.Tensor
+
+    @classmethod
+    def start(cls, batch, bins: int, channels: int, prior: Prior | None = None) -> Totals:
+        """No frame counted yet: zeros, or the prior's `frames` frames."""
+        zeros = tf.zeros([batch, 1, bins, channels])
+        if prior is None:
+            return cls(tf.zeros([batch, 1, 1, 1]), zeros, zeros)
+        frames = float(prior.frames)
+        return cls(
+            tf.fill([batch, 1, 1, 1], frames),
+            zeros + frames * tf.constant(prior.mean, tf.float32),
+            zeros + frames * tf.constant(prior.mean_square, tf.float32),
+        )
+
+
+def running_totals(values: tf.Tensor, weights: tf.Tensor, start: Totals):
+    """`(mean, variance, count, totals)`: the statistics over `start`'s frames
+    and frames `0..t` for every frame `t`, and the totals after the last.
+
+    Args:
+        values: float32 `[batch, frames, bins, channels]`.
+        weights: float32 `[batch, frames, 1, 1]`, 1 for the frames counted.
+        start: the totals of the frames before the first.
+
+    Returns:
+        mean and variance shaped like `values`, count `[batch, frames, 1, 1]`
+        (where it is 0, before the first counted frame, mean and variance are
+        0), and the `Totals` at the last frame (`start`'s with no frame).
+    """
+    count = start.count + tf.cumsum(weights, axis=1)
+    total = start.total + tf.cumsum(values * weights, axis=1)
+    total_square = start.total_square + tf.cumsum(tf.square(values) * weights, axis=1)
+    safe = tf.maximum(count, 1.0)
+    mean = total / safe
+    variance = tf.maximum(total_square / safe - tf.square(mean), 0.0)
+    end = Totals(
+        start.count + tf.reduce_sum(weights, axis=1, keepdims=True),
+        start.total + tf.reduce_sum(values * weights, axis=1, keepdims=True),
+        start.total_square + tf.reduce_sum(tf.square(values) * weights, axis=1, keepdims=True),
+    )
+    return mean, variance, count, end
+
+
 def running_statistics(values: tf.Tensor, weights: tf.Tensor, prior: Prior | None = None):
-    """`(mean, variance, count)` over frames `0..t` for every frame `t`.
+    """`(mean, variance, count)` over frames `0..t` for every frame `t`
+    (`running_totals` from no frame, or from `prior.frames` frames of the prior).
 
     Args:
         values: float32 `[batch, frames, bins, channels]`.
@@ -76,21 +134,10 @@ def running_statistics(values: tf.Tensor, weights: tf.Tensor, prior: Prior | Non
             the first.
 
     Returns:
-        mean and variance shaped like `values`, count `[batch, frames, 1, 1]`
-        (the prior's frames included; where it is 0, before the first counted
-        frame, mean and variance are 0).
+        mean and variance shaped like `values`, count `[batch, frames, 1, 1]`.
     """
-    count = tf.cumsum(weights, axis=1)
-    total = tf.cumsum(values * weights, axis=1)
-    total_square = tf.cumsum(tf.square(values) * weights, axis=1)
-    if prior is not None:
-        frames = float(prior.frames)
-        count += frames
-        total += frames * tf.constant(prior.mean, tf.float32)
-        total_square += frames * tf.constant(prior.mean_square, tf.float32)
-    safe = tf.maximum(count, 1.0)
-    mean = total / safe
-    return mean, tf.maximum(total_square / safe - tf.square(mean), 0.0), count
+    start = Totals.start(tf.shape(values)[0], values.shape[2], values.shape[3], prior)
+    return running_totals(values, weights, start)[:3]
 
 
 def normalize_causally(
@@ -109,10 +156,17 @@ def normalize_causally(
         float32 shaped like `features`; padded frames are 0.
     """
     features = tf.convert_to_tensor(features, tf.float32)
+    start = Totals.start(tf.shape(features)[0], features.shape[2], features.shape[3], prior)
+    return normalize_from(features, nonpadding_mask, statistics_mask, start)[0]
+
+
+def normalize_from(features, nonpadding_mask, statistics_mask, start: Totals):
+    """`normalize_causally` continuing from the totals of earlier frames (a
+    stream's chunk): `(normalized, totals after the last frame)`."""
     real = _as_frames(nonpadding_mask)
     weights = real if statistics_mask is None else real * _as_frames(statistics_mask)
-    mean, variance, _ = running_statistics(features, weights, prior)
-    return (features - mean) * real * tf.math.rsqrt(variance + VARIANCE_FLOOR)
+    mean, variance, _, end = running_totals(features, weights, start)
+    return (features - mean) * real * tf.math.rsqrt(variance + VARIANCE_FLOOR), end
 
 
 def quiet_frames(features, prior: Prior, floor_db: float) -> tf.Tensor:
@@ -153,9 +207,16 @@ def fill_digital_silence_causally(log_mel, silent, nonpadding_mask) -> tf.Tensor
         before it is left as it is.
     """
     log_mel = tf.convert_to_tensor(log_mel, tf.float32)
+    start = Totals.start(tf.shape(log_mel)[0], log_mel.shape[2], 1)
+    return fill_from(log_mel, silent, nonpadding_mask, start)[0]
+
+
+def fill_from(log_mel, silent, nonpadding_mask, start: Totals):
+    """`fill_digital_silence_causally` continuing from the totals of earlier
+    sounding frames (a stream's chunk): `(filled, totals after the last frame)`."""
     silent = tf.cast(silent, tf.bool)
     sounding = tf.cast(nonpadding_mask, tf.bool) & ~silent
-    mean, variance, count = running_statistics(log_mel, _as_frames(sounding))
+    mean, variance, count, end = running_totals(log_mel, _as_frames(sounding), start)
     level = mean - QUIET_STDS * tf.sqrt(variance)
     fill = (_as_frames(silent) > 0) & (count > 0)
-    return tf.where(fill, level, log_mel)
+    return tf.where(fill, level, log_mel), end

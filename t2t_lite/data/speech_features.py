@@ -155,11 +155,41 @@ def unnormalized_features(
         silent [batch, frames])`: the masks of real frames and of frames of
         exact digital silence (whose values normalization does not count).
     """
+    frame_lengths = num_frames(lengths, config)
+    frames = tf.maximum(tf.reduce_max(frame_lengths), 1)
+    # The batch is cut to its longest row, as the input pipeline pads it, so
+    # the decode length (and the work) ignores a client's extra padding.
+    log_mel, silent = log_mel_frames(waveforms, lengths, frames, config, training, seed)
+    if training and config.envelope_db > 0:
+        log_mel = spectral_envelope.perturb_envelope(log_mel, config.envelope_db, seed)
+    real = tf.sequence_mask(frame_lengths, frames)
+    if config.causal_normalization:  # streaming: nothing read ahead
+        features = causal_normalization.fill_digital_silence_causally(log_mel, silent, real)
+    else:
+        features = digital_silence.fill_digital_silence(log_mel, silent, real)
+    if config.add_delta_deltas:
+        features = audio_features.add_delta_deltas(features)
+    return features, real, silent
+
+
+def log_mel_frames(
+    waveforms, lengths, frames, config: FeatureConfig, training: bool = False, seed=None
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """Step 2's log-mel filterbank (without the envelope) and which frames
+    start in exact digital silence, for the first `frames` frames.
+
+    Args:
+        waveforms: float32 `[batch, samples]`, cleaned (`clean_waveforms`).
+        lengths: int32 `[batch]` real samples (within `samples`).
+        frames: how many frames to keep (a scalar, static or a tensor).
+        config, training, seed: as `featurize_batch`'s.
+
+    Returns:
+        `(log_mel [batch, frames, mel_bins, 1], silent [batch, frames])`.
+    """
     # Zeros past the end change no real frame (they are masked out) and give
     # even an empty request a frame to run the model on.
     waveforms = tf.pad(waveforms, [[0, 0], [0, config.frame_step_samples + 1]])
-    frame_lengths = num_frames(lengths, config)
-    frames = tf.maximum(tf.reduce_max(frame_lengths), 1)
     log_mel = audio_features.compute_mel_filterbank_features(
         waveforms,
         sample_rate=config.sample_rate,
@@ -173,28 +203,16 @@ def unnormalized_features(
         waveform_lengths=lengths,
         seed=seed,
     )
-    # The batch is cut to its longest row, as the input pipeline pads it, so
-    # the decode length (and the work) ignores a client's extra padding.
-    log_mel = log_mel[:, :frames]
-    if training and config.envelope_db > 0:
-        log_mel = spectral_envelope.perturb_envelope(log_mel, config.envelope_db, seed)
-    real = tf.sequence_mask(frame_lengths, frames)
     silent = digital_silence.digital_silence_frames(
         waveforms,
         lengths,
-        frames,
+        tf.maximum(frames, 1),  # (no frame: a reshape of nothing cannot infer its size)
         sample_rate=config.sample_rate,
         frame_length=config.frame_length_ms,
         frame_step=config.frame_step_ms,
         preemphasis=config.preemphasis,
     )
-    if config.causal_normalization:  # streaming: nothing read ahead
-        features = causal_normalization.fill_digital_silence_causally(log_mel, silent, real)
-    else:
-        features = digital_silence.fill_digital_silence(log_mel, silent, real)
-    if config.add_delta_deltas:
-        features = audio_features.add_delta_deltas(features)
-    return features, real, silent
+    return log_mel[:, :frames], silent[:, :frames]
 
 
 def featurize(waveform, config: FeatureConfig, training: bool, seed=None) -> tf.Tensor:

@@ -87,17 +87,20 @@ class StreamingEncoder:
         layers = self.model.encoder_layers
         return EncoderState(0, [layer.initial_stream_cache(1) for layer in layers])
 
-    def encode_chunk(self, features, first_output, size, total_frames, caches: list):
+    def encode_chunk(self, features, first_output, size, total_frames, caches: list, offset=0):
         """One chunk of `size` output frames from `first_output` on (ints or
         scalar tensors: eager and in a graph alike).
 
         Args:
-            features: float32 `[1, frames, bins, channels]`.
+            features: float32 `[1, frames, bins, channels]`: the utterance's
+                feature frames from frame `offset` on (at least from the
+                chunk's window on).
             first_output: the chunk's first encoder frame.
             size: its encoder frames (all ready: their inputs are stable).
             total_frames: the features' real frames (the front end pads after
                 them, as it pads a whole utterance).
             caches: every layer's `stream` cache.
+            offset: the utterance's frame that is `features`' first.
 
         Returns:
             `(memory [1, size, hidden] float32, caches)`.
@@ -107,7 +110,7 @@ class StreamingEncoder:
         # to the last its outputs read (or the utterance's end).
         first_frame = SpeechFrontEnd.input_frames_seen(first_output)[0]
         needed = SpeechFrontEnd.input_frames_seen(first_output + size - 1)[1] + 1
-        window = features[:, first_frame : ops.minimum(total_frames, needed)]
+        window = features[:, first_frame - offset : ops.minimum(total_frames, needed) - offset]
         x, _ = model.speech_front_end(window, ops.ones(ops.shape(window)[:2]))
         x = model.add_position(x[:, :size], start_index=first_output)
         new_caches = []

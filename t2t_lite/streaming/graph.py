@@ -10,12 +10,15 @@
     final["outputs"], final["words"], final["starts"]  # its text and timed words
 
 A serving process keeps one `state` per connection and needs nothing of
-t2t-lite. The state is plain tensors (`STATE`): the audio so far (the
-featurization is computed again over it, as `StreamingRecognizer` does),
-the encoder frames emitted, every encoder layer's keys, values and causal
-convolution inputs, stacked, and the encoder output so far. Each step
-encodes the chunks of `chunk_frames` encoder frames the stable audio
-completes (`encoder.StreamingEncoder.encode_chunk`, in a `tf.while_loop`);
+t2t-lite. The state is plain tensors (`StreamingGraph.state_names`): the
+incremental featurizer's (`featurizer.STATE`: each step featurizes only its
+new audio), the feature frames still to be read (`features`, from frame
+`features_start`: the encoder's next window and the word boundary head's
+next frames), the boundary head's (`boundary_head.STATE`, for a model with
+one), the encoder frames emitted, every encoder layer's keys, values and
+causal convolution inputs, stacked, and the encoder output so far. Each step
+encodes the chunks of `chunk_frames` encoder frames the features so far
+complete (`encoder.StreamingEncoder.encode_chunk`, in a `tf.while_loop`);
 the partial is the CTC head's best path over the encoder output so far
 (in-graph; the Python recognizer's partial is the CTC prefix search's), and
 `trailing_blank_frames` the encoder frames since its last label (what a
@@ -24,8 +27,9 @@ server endpoints on, WeNet's rule: `streaming/endpoint.py`).
 over the streamed encoder output (`stream_final="search"`); given a
 `WordTimer`, it times the final's words as the decoder and the Python
 recognizer do (the CTC alignment over the streamed encoder output, refined
-by the word boundary head over the utterance's features where the model has
-one), in the utterance's clock.
+by the word boundary head's probabilities, computed as the frames arrived,
+where the model has one), in the utterance's clock. `StreamingRecognizer`
+is a loop over the same `advance` and `final`.
 """
 
 from __future__ import annotations
@@ -35,18 +39,19 @@ import tensorflow as tf
 from t2t_lite.data.audio_features import zero_non_finite
 from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.reserved_ids import is_label
-from t2t_lite.decoding.audio.transcriber import encoded_word_times, piece_features, timing_inputs
+from t2t_lite.decoding.audio.transcriber import encoded_word_times
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.decoding.timing.word_times import WordTimer, WordTimes
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
+from t2t_lite.streaming import boundary_head
+from t2t_lite.streaming import featurizer as incremental
 from t2t_lite.streaming.encoder import StreamingEncoder, front_end_outputs_ready
-from t2t_lite.streaming.recognizer import feature_lookahead_frames
 
-# The state tensors, in signature order.
-STATE = ("samples", "frames_done", "keys", "values", "conv_inputs", "memory")
+# The encoder's state tensors, after the featurizer's and the boundary head's.
+ENCODER_STATE = ("frames_done", "keys", "values", "conv_inputs", "memory")
 
 
 class StreamingGraph:
@@ -70,23 +75,41 @@ class StreamingGraph:
     ):
         self.encoder = StreamingEncoder(model, chunk_frames, decode_config.left_chunks)
         self.word_timer = word_timer
-        self.sample_rate = FeatureConfig.from_hparams(hparams).sample_rate
+        self.featurizer = incremental.IncrementalFeaturizer(FeatureConfig.from_hparams(hparams))
+        self.sample_rate = self.featurizer.config.sample_rate
         self.model, self.hparams, self.decode_config = model, hparams, decode_config
         self.chunk_frames = chunk_frames
         self.cap = decode_cap(hparams, decode_config)
-        self.lookahead = feature_lookahead_frames(hparams)
         layer = model.encoder_layers[0]
         self._layers = len(model.encoder_layers)
         self._heads = layer.num_heads
         self._key_depth = layer.key_channels // layer.num_heads
         self._value_depth = layer.value_channels // layer.num_heads
         self._conv = layer.conv_first_kernel - 1 if layer.ffn_layer == "conv_relu_conv" else 0
+        head = getattr(model, "word_boundary_head", None)
+        self.boundary = (
+            boundary_head.StreamingBoundaryHead(head)
+            if head is not None and word_timer is not None
+            else None
+        )
+        # The state tensors, in signature order.
+        self.state_names = (
+            *incremental.STATE,
+            "features",
+            "features_start",
+            *(boundary_head.STATE if self.boundary else ()),
+            *ENCODER_STATE,
+        )
 
     def state_spec(self) -> dict[str, tf.TensorSpec]:
         """The state's shapes: time axes grow, the rest is fixed."""
         hidden, layers, heads = self.model.hidden_size, self._layers, self._heads
+        bins, channels = self.featurizer.bins, self.featurizer.channels
         return {
-            "samples": tf.TensorSpec([1, None], tf.float32, name="samples"),
+            **self.featurizer.state_spec(),
+            "features": tf.TensorSpec([1, None, bins, channels], tf.float32, name="features"),
+            "features_start": tf.TensorSpec([], tf.int32, name="features_start"),
+            **(self.boundary.state_spec() if self.boundary else {}),
             "frames_done": tf.TensorSpec([], tf.int32, name="frames_done"),
             "keys": tf.TensorSpec([layers, 1, heads, None, self._key_depth], tf.float32, "keys"),
             "values": tf.TensorSpec(
@@ -101,9 +124,14 @@ class StreamingGraph:
     def start(self) -> dict[str, tf.Tensor]:
         """The state before the first chunk."""
         spec = self.state_spec()
-        return {
+        zeros = {
             name: tf.zeros([0 if d is None else d for d in s.shape], s.dtype)
             for name, s in spec.items()
+        }
+        return {
+            **zeros,
+            **self.featurizer.initial_state(),
+            **(self.boundary.initial_state() if self.boundary else {}),
         }
 
     def _caches(self, state) -> list[dict]:
@@ -115,20 +143,31 @@ class StreamingGraph:
             caches.append(cache)
         return caches
 
-    def _advance(self, state: dict, final: bool) -> tuple[dict, dict, tf.Tensor]:
-        """`(state, features, cut)`: the state after encoding what the audio so
-        far makes ready, the audio's features and the leading zero samples
-        cut before featurizing (`piece_features`)."""
-        samples = state["samples"]
-        features, cut = piece_features(
-            samples, tf.shape(samples)[1:2], self.hparams, self.decode_config
+    def advance(self, waveform, state: dict, final: bool = False) -> tuple[dict, tf.Tensor]:
+        """`(state, frames)`: the state after featurizing `waveform` and
+        encoding what the features so far make ready (with `final`: all of
+        it), and the utterance's feature frames (0 while it has no speech).
+
+        Args:
+            waveform: float32 `[1, samples]`, finite.
+            state: `start()` or the previous step's.
+            final: the utterance ends after `waveform`.
+        """
+        previous = state
+        new, feature_state = self.featurizer.step(
+            waveform, {name: state[name] for name in incremental.STATE}, final
         )
-        frames = features["inputs_length"][0]
-        inputs = features["inputs"][:, :frames]
+        buffer = tf.concat([state["features"], new], axis=1)  # frames from `start` on
+        start = state["features_start"]
+        # As the decoder decodes nothing of audio without speech (its frames wait).
+        no_speech = (
+            self.featurizer.level_dbfs(feature_state) < self.decode_config.silence_dbfs
+        ) | (feature_state["samples"] < self.featurizer.config.frame_length_samples)
+        frames = tf.where(no_speech, 0, start + tf.shape(buffer)[1])
         if final:
             ready = SpeechFrontEnd.output_length(frames)
         else:
-            ready = front_end_outputs_ready(tf.maximum(frames - self.lookahead, 0))
+            ready = front_end_outputs_ready(frames)
         chunk = self.chunk_frames
 
         def more(done, caches, memory):
@@ -137,7 +176,7 @@ class StreamingGraph:
 
         def encode(done, caches, memory):
             size = tf.minimum(chunk, ready - done)
-            new, caches = self.encoder.encode_chunk(inputs, done, size, frames, caches)
+            new, caches = self.encoder.encode_chunk(buffer, done, size, frames, caches, start)
             return done + size, caches, tf.concat([memory, new], axis=1)
 
         caches = self._caches(state)
@@ -159,7 +198,7 @@ class StreamingGraph:
             ),
         )
         state = {
-            "samples": samples,
+            **feature_state,
             "frames_done": done,
             "keys": tf.stack([c["keys"] for c in caches]),
             "values": tf.stack([c["values"] for c in caches]),
@@ -170,7 +209,21 @@ class StreamingGraph:
             ),
             "memory": memory,
         }
-        return state, features, cut
+        # The frames the encoder's next window and the boundary head still read.
+        keep = SpeechFrontEnd.input_frames_seen(done)[0]
+        if self.boundary:
+            heard = tf.maximum(frames - start, 0)  # (the buffer's frames with speech)
+            probs_state = {name: previous[name] for name in boundary_head.STATE}
+            begin = tf.minimum(probs_state["boundary_frames"] - start, heard)
+            _, probs_state = self.boundary.step(
+                buffer[:, begin:heard], memory, probs_state, final
+            )
+            state.update(probs_state)
+            keep = tf.minimum(keep, probs_state["boundary_frames"])
+        keep = tf.clip_by_value(keep, start, start + tf.shape(buffer)[1])
+        state["features"] = buffer[:, keep - start :]
+        state["features_start"] = keep
+        return state, frames
 
     def _nonempty(self, memory):
         """`(memory, frames)`: an empty memory as one zero frame of length 0
@@ -183,8 +236,7 @@ class StreamingGraph:
         """`(partial ids [1, frames], trailing blank frames [], state)` after
         `waveform` `[1, samples]`."""
         waveform = zero_non_finite(waveform)  # where a client's audio enters
-        state = dict(state, samples=tf.concat([state["samples"], waveform], axis=1))
-        state, _, _ = self._advance(state, final=False)
+        state, _ = self.advance(waveform, state)
         memory, frames = self._nonempty(state["memory"])
         log_probs = self.model.ctc_log_probs(memory)
         ids, _ = ctc_greedy_decode(log_probs, frames)
@@ -193,20 +245,37 @@ class StreamingGraph:
     def final(self, state: dict) -> tuple[tf.Tensor, tf.Tensor, WordTimes | None]:
         """`(ids [1, length], score [1], word times)`: the final transcript
         of the utterance, and its words' times given a `word_timer` (else None)."""
-        state, features, cut = self._advance(state, final=True)
-        memory, frames = self._nonempty(state["memory"])
+        state, frames = self.advance(tf.zeros([1, 0]), state, final=True)
+        ids, scores = self.search(state["memory"])
+        return ids, scores, self.word_times(state, frames, ids)
+
+    def search(self, memory) -> tuple[tf.Tensor, tf.Tensor]:
+        """`(ids [1, length], score [1])`: the joint search over the streamed
+        encoder output `memory` `[1, frames, hidden]`."""
+        memory, frames = self._nonempty(memory)
         ids, scores = model_search(
             self.model, {"inputs_length": frames}, self.decode_config, self.cap,
             encoded=(memory, tf.sequence_mask(frames, tf.shape(memory)[1], tf.float32)),
         )  # fmt: skip
-        ids, scores = ids[:, 0], scores[:, 0]
+        return ids[:, 0], scores[:, 0]
+
+    def word_times(self, state: dict, feature_frames, ids) -> WordTimes | None:
+        """The times of `ids` `[1, length]`'s words in the ended utterance
+        (`state` after `advance(..., final=True)`, which gave `feature_frames`),
+        as the decoder times them; None without a `word_timer`."""
         if self.word_timer is None:
-            return ids, scores, None
-        timing = timing_inputs(self.model, features, memory)
-        # The frames the final search read: every one the stream emitted.
-        timing["encoded_lengths"] = frames
-        offsets = tf.cast(cut, tf.float32) / self.sample_rate
-        return ids, scores, encoded_word_times(timing, self.word_timer, ids, offsets)
+            return None
+        memory, frames = self._nonempty(state["memory"])
+        timing = {
+            "ctc_log_probs": self.model.ctc_log_probs(memory),
+            # The frames the final search read: every one the stream emitted.
+            "encoded_lengths": frames,
+            "frame_lengths": tf.reshape(feature_frames, [1]),  # where the audio ends
+        }
+        if self.boundary:
+            timing["boundary_probs"] = state["boundary_probs"]
+        offsets = tf.cast(state["cut"][None], tf.float32) / self.sample_rate
+        return encoded_word_times(timing, self.word_timer, ids, offsets)
 
 
 def trailing_blank_frames(log_probs, frames):
@@ -229,8 +298,8 @@ def trailing_blank_frames(log_probs, frames):
 def streaming_functions(graph: StreamingGraph, target_encoder) -> dict:
     """The three signatures' `tf.function`s: `stream_start`, `stream_step`
     and `stream_final` (see the module docstring), text by `target_encoder`."""
-    spec = graph.state_spec()
-    state_signature = [spec[name] for name in STATE]
+    spec, names = graph.state_spec(), graph.state_names
+    state_signature = [spec[name] for name in names]
     waveform = tf.TensorSpec([1, None], tf.float32, name="waveform")
 
     @tf.function(input_signature=[])
@@ -238,19 +307,15 @@ def streaming_functions(graph: StreamingGraph, target_encoder) -> dict:
         return graph.start()
 
     @tf.function(input_signature=[waveform, *state_signature])
-    def stream_step(waveform, samples, frames_done, keys, values, conv_inputs, memory):
-        state = dict(zip(STATE, (samples, frames_done, keys, values, conv_inputs, memory),
-                         strict=True))  # fmt: skip
-        ids, blanks, state = graph.step(waveform, state)
+    def stream_step(waveform, *values):
+        ids, blanks, state = graph.step(waveform, dict(zip(names, values, strict=True)))
         return {
             "partial": target_encoder.tf_decode(ids), "trailing_blank_frames": blanks, **state
         }
 
     @tf.function(input_signature=state_signature)
-    def stream_final(samples, frames_done, keys, values, conv_inputs, memory):
-        state = dict(zip(STATE, (samples, frames_done, keys, values, conv_inputs, memory),
-                         strict=True))  # fmt: skip
-        ids, scores, times = graph.final(state)
+    def stream_final(*values):
+        ids, scores, times = graph.final(dict(zip(names, values, strict=True)))
         outputs = {"outputs": target_encoder.tf_decode(ids), "scores": scores}
         return outputs if times is None else {**outputs, **times._asdict()}
 

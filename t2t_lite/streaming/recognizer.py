@@ -10,14 +10,17 @@
 
 The model is one trained with `use_dynamic_chunk` (and
 `audio_causal_normalization`, so no feature reads ahead more than 70 ms).
-Each call featurizes the audio so far (`transcriber.piece_features`, the
-decoder's featurization) and keeps the frames more audio cannot change:
-all but the last `feature_lookahead_frames` (a frame's 25 ms window reaches
-up to 3 frames ahead, and the delta-deltas 4 more). The encoder emits each
-chunk of `chunk_frames` output frames (40 ms each) once the front end's
-inputs for it are stable (`encoder.StreamingEncoder`: 11 more frames of
-look-ahead), CTC prefix beam search takes the chunk's frames and its best
-prefix is the partial. `finalize` encodes the rest and finds the final
+The recognizer is a loop over the SavedModel's state machine
+(`graph.StreamingGraph.advance`, in process): each call featurizes only its
+new audio (`featurizer.IncrementalFeaturizer`: the frames it completes, as
+the decoder's featurization of the whole stream gives them), the encoder
+emits each chunk of `chunk_frames` output frames (40 ms each) once the
+front end's inputs for it are there (`encoder.StreamingEncoder`: 11 more
+frames of look-ahead), and CTC prefix beam search takes the chunk's frames:
+its best prefix is the partial (the SavedModel's is the best path). Audio
+quieter than the decode hparam `silence_dbfs` so far is featurized but not
+encoded, as the decoder decodes nothing of it.
+`finalize` encodes the rest and finds the final
 transcript as the decode hparam `stream_final` says:
 
 - "search" (default): the joint CTC/attention beam search the decoder and
@@ -29,38 +32,26 @@ transcript as the decode hparam `stream_final` says:
   which a byte-level CTC head often gets wrong (docs/benchmarks.md, "Streaming").
 
 The final's words are timed as the decoder's (`WordTimer` over the streamed
-encoder output's CTC posteriors, and the word boundary head's output over
-the utterance's features if the model has one), in the utterance's clock.
+encoder output's CTC posteriors, and the word boundary head's output,
+computed as the frames arrived, if the model has one), in the utterance's clock.
 """
 
 from __future__ import annotations
 
-import math
+import functools
 
 import numpy as np
 import tensorflow as tf
-from keras import ops
 
-from t2t_lite.data.audio_features import delta_delta_reach
 from t2t_lite.data.audio_io import finite_samples
-from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.reserved_ids import is_label
-from t2t_lite.decoding.audio.transcriber import encoded_word_times, piece_features, timing_inputs
 from t2t_lite.decoding.decode_config import DecodeConfig
-from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.decoding.timing.subtitles import TimedWord
 from t2t_lite.decoding.timing.word_times import WordTimer, timed_word_rows
 from t2t_lite.hparam import HParams
 from t2t_lite.streaming.ctc_prefix_beam_search import CtcPrefixBeamSearch
-from t2t_lite.streaming.encoder import StreamingEncoder
+from t2t_lite.streaming.graph import StreamingGraph
 from t2t_lite.streaming.rescoring import rescore
-
-
-def feature_lookahead_frames(hparams: HParams) -> int:
-    """Trailing feature frames of the audio so far that more audio can change."""
-    config = FeatureConfig.from_hparams(hparams)
-    window = math.ceil(config.frame_length_ms / config.frame_step_ms)
-    return window + (delta_delta_reach() if config.add_delta_deltas else 0)
 
 
 class StreamingRecognizer:
@@ -89,58 +80,42 @@ class StreamingRecognizer:
             raise ValueError(
                 "streaming needs a model with a CTC head (hparam ctc_loss_weight > 0)."
             )
-        self.encoder = StreamingEncoder(model, chunk_frames, decode_config.left_chunks)
-        self.model = model
+        self.model, self.hparams = model, hparams
         self.decode_config = decode_config.for_model(model)
         self.target_encoder = target_encoder
-        self.lookahead = feature_lookahead_frames(hparams)
-        cap = decode_cap(hparams, self.decode_config)
-        self._search_final = tf.function(
-            lambda memory: model_search(
-                model, {"inputs_length": tf.shape(memory)[1:2]}, self.decode_config, cap,
-                encoded=(memory, tf.ones(tf.shape(memory)[:2])),
-            )[0][0, 0],
-            input_signature=[tf.TensorSpec([1, None, model.hidden_size], tf.float32)],
-        )  # fmt: skip
-        self._featurize = tf.function(
-            lambda waveform, length: piece_features(waveform, length, hparams, self.decode_config),
-            input_signature=[tf.TensorSpec([1, None], tf.float32), tf.TensorSpec([1], tf.int32)],
-        )
         timer = WordTimer(
             target_encoder.token_surfaces(), hparams, self.decode_config.confidence_exponent
         )
-        rate = FeatureConfig.from_hparams(hparams).sample_rate
-
-        def time_final(features, memory, ids, cut):
-            timing = timing_inputs(model, features, memory)
-            # The frames the final search read: every one the stream emitted.
-            timing["encoded_lengths"] = tf.shape(memory)[1:2]
-            return encoded_word_times(timing, timer, ids[None], tf.cast(cut, tf.float32) / rate)
-
-        self._time_final = tf.function(time_final, reduce_retracing=True)
+        self.graph = StreamingGraph(model, hparams, self.decode_config, chunk_frames, timer)
+        self.encoder, self.featurizer = self.graph.encoder, self.graph.featurizer
+        signature = [tf.TensorSpec([1, None], tf.float32), self.graph.state_spec()]
+        self._advance_graph = {
+            final: tf.function(functools.partial(self.graph.advance, final=final),
+                               input_signature=signature)
+            for final in (False, True)
+        }  # fmt: skip
+        memory = tf.TensorSpec([1, None, model.hidden_size], tf.float32)
+        self._search_final = tf.function(self.graph.search, input_signature=[memory])
+        self._time_final = tf.function(self.graph.word_times, reduce_retracing=True)
         self.reset()
 
     def reset(self) -> None:
         """Forgets the utterance: the next chunk starts a new one."""
-        self._samples = np.zeros(0, np.float32)
-        self._state = self.encoder.initial_state()
+        self._state = self.graph.start()
+        self._frames = tf.constant(0)  # the utterance's feature frames with speech
         self._search = CtcPrefixBeamSearch(self.decode_config.beam_size)
-        self._memory = []  # the encoder output so far, chunk by chunk
-        self._features = None  # the last featurization: (features, leading zeros cut)
         self._last_label = -1  # the frame of the best path's last label (-1: none yet)
         self.final_words: tuple[TimedWord, ...] = ()  # set by `finalize`
 
     @property
     def memory(self):
         """The encoder output so far, float32 `[1, frames, hidden]`."""
-        if not self._memory:
-            return ops.zeros((1, 0, self.model.hidden_size))
-        return ops.concatenate(self._memory, axis=1)
+        return self._state["memory"]
 
     @property
     def encoded_frames(self) -> int:
         """Encoder frames emitted so far (40 ms each)."""
-        return self._state.frames_done
+        return int(self._state["frames_done"])
 
     @property
     def trailing_blank_frames(self) -> int:
@@ -149,17 +124,11 @@ class StreamingRecognizer:
         `stream_step` output of the same name)."""
         return self.encoded_frames - 1 - self._last_label
 
-    def _advance(self, final: bool) -> None:
-        waveform = self._samples[None]
-        self._features = self._featurize(waveform, np.array([waveform.shape[1]], np.int32))
-        features = self._features[0]
-        frames = int(features["inputs_length"][0])
-        inputs = features["inputs"][:, :frames]
-        stable = frames if final else max(0, frames - self.lookahead)
-        memory, self._state = self.encoder.advance(inputs, stable, self._state, final=final)
+    def _advance(self, chunk, final: bool) -> None:
+        before = self.encoded_frames
+        self._state, self._frames = self._advance_graph[final](chunk[None], self._state)
+        memory = self._state["memory"][:, before:]
         if memory.shape[1]:
-            before = self._state.frames_done - memory.shape[1]  # frames of earlier chunks
-            self._memory.append(memory)
             log_probs = np.asarray(self.model.ctc_log_probs(memory))[0]
             self._search.advance(log_probs)
             labels = np.flatnonzero(is_label(log_probs.argmax(axis=-1)))
@@ -170,28 +139,25 @@ class StreamingRecognizer:
         """Takes the next samples (float32, the model's rate); returns the
         partial transcript of everything so far."""
         chunk = finite_samples(np.asarray(chunk, np.float32).reshape(-1))
-        self._samples = np.concatenate([self._samples, chunk])
-        self._advance(final=False)
+        self._advance(chunk, final=False)
         return self.target_encoder.decode(self._search.best())
 
     def finalize(self) -> str:
         """The final transcript: the rest of the audio encoded, then the
         `stream_final` pass; its words timed in `final_words`. Call `reset`
         before the next utterance."""
-        self._advance(final=True)
-        if not self._memory:
+        self._advance(np.zeros(0, np.float32), final=True)
+        if not self.encoded_frames:
             return ""
-        memory = ops.cast(self.memory, "float32")
         if self.decode_config.stream_final == "search":
-            ids = self._search_final(memory).numpy()
+            ids = self._search_final(self.memory)[0][0].numpy()
         else:
             ids, _ = rescore(
-                self.model, memory, self._search.nbest(), self.decode_config.ctc_weight,
+                self.model, self.memory, self._search.nbest(), self.decode_config.ctc_weight,
                 self.decode_config.alpha,
             )  # fmt: skip
         ids = np.asarray(ids, np.int32)
         if ids.size:
-            features, cut = self._features
-            times = self._time_final(features, memory, ids, cut)
+            times = self._time_final(self._state, self._frames, tf.constant(ids[None]))
             self.final_words = timed_word_rows(times)[0]
         return self.target_encoder.decode(ids)

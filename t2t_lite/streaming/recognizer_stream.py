@@ -8,7 +8,7 @@ calls from a `StreamingRecognizer` and a `WaveformTranscriber`, so a stream
 through the Python recognizer is endpointed by the same rules, in the same
 code, as one through the SavedModel's signatures:
 
-    streams = RecognizerStream(recognizer, transcriber, hparams, chunk_frames=16)
+    streams = RecognizerStream(recognizer, transcriber)
     session = StreamSession(streams, streams.endpoint_rules)
 
 Its state is the recognizer's own, so it serves one stream at a time.
@@ -19,10 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from t2t_lite.data.audio_io import padded_batch
-from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.decoding.result import Decoded
 from t2t_lite.decoding.timing.word_times import encoder_frame_seconds
-from t2t_lite.hparam import HParams
 from t2t_lite.streaming.endpoint import EndpointRules, StreamStep
 from t2t_lite.streaming.recognizer import StreamingRecognizer
 
@@ -32,20 +30,17 @@ class RecognizerStream:
     `transcribe` and `endpoint_rules` (the decode hparams'), from Python.
 
     Args:
-        recognizer: the streaming recognizer (its chunk is `chunk_frames`).
+        recognizer: the streaming recognizer (its chunk, rate and rules are the stream's).
         transcriber: what gives an ended utterance's final
             (`WaveformTranscriber`, as an export's `transcribe`).
-        hparams: the model's hparams (its sample rate and frame step).
-        chunk_frames: encoder frames per chunk, the recognizer's.
         version: what a session reports as the model's version.
     """
 
-    def __init__(self, recognizer: StreamingRecognizer, transcriber, hparams: HParams,
-                 chunk_frames: int, version: int = 0):  # fmt: skip
+    def __init__(self, recognizer: StreamingRecognizer, transcriber, version: int = 0):
         self.recognizer, self.transcriber, self.version = recognizer, transcriber, version
-        self.sample_rate = FeatureConfig.from_hparams(hparams).sample_rate
-        self.frame_seconds = encoder_frame_seconds(hparams)[0]
-        self.chunk_seconds = chunk_frames * self.frame_seconds
+        self.sample_rate = recognizer.featurizer.config.sample_rate
+        self.frame_seconds = encoder_frame_seconds(recognizer.hparams)[0]
+        self.chunk_seconds = recognizer.encoder.chunk_frames * self.frame_seconds
         self.endpoint_rules = EndpointRules.of(recognizer.decode_config)
 
     def start_stream(self) -> dict:

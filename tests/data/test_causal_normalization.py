@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from t2t_lite.data.audio_features import delta_delta_reach
 from t2t_lite.data.audio_io import read_audio
 from t2t_lite.data.causal_normalization import (
     QUIET_STDS,
@@ -18,7 +19,6 @@ from t2t_lite.data.feature_config import AUDIO_HPARAMS, FeatureConfig, store_pri
 from t2t_lite.data.normalization_prior import feature_statistics
 from t2t_lite.data.speech_features import featurize_batch
 from t2t_lite.hparam import HParams
-from t2t_lite.streaming.recognizer import feature_lookahead_frames
 
 
 def features(waveform, causal: bool) -> np.ndarray:
@@ -35,7 +35,10 @@ def recording(librispeech_flac):
 
 
 def test_a_prefix_featurizes_as_the_whole_recording_up_to_the_lookahead(recording):
-    lookahead = feature_lookahead_frames(HParams(**AUDIO_HPARAMS))
+    config = FeatureConfig.from_hparams(HParams(**AUDIO_HPARAMS))
+    # A frame's window reaches 3 frames on, and the delta-deltas 4 more.
+    lookahead = -(-config.frame_length_samples // config.frame_step_samples) + delta_delta_reach()
+    assert lookahead == 3 + 4
     whole = features(recording, causal=True)
     for cut in (8000, 16000 + 2000, 16000 + 4000 + 3000):  # in speech, in the zeros, after
         prefix = features(recording[:cut], causal=True)

@@ -21,7 +21,7 @@ from t2t_lite.decoding.search.model_search import decode_cap
 from t2t_lite.server.speech_model import ExportedSpeechModel
 from t2t_lite.serving import export
 from t2t_lite.streaming.graph import trailing_blank_frames
-from t2t_lite.streaming.recognizer import StreamingRecognizer, feature_lookahead_frames
+from t2t_lite.streaming.recognizer import StreamingRecognizer
 from t2t_lite.streaming.simulation import StreamTiming
 from tests.helpers import CTC_BEAM_DECODE, load_script, run_command
 from tests.serving.runs import STREAMING_HPARAMS, pad_rows, tone_and_noise, train_speech_run
@@ -79,10 +79,6 @@ def test_small_chunks_give_partials_as_the_audio_arrives_and_the_same_final(run)
     streaming.reset()
     assert streaming.accept_waveform(np.zeros(16000, np.float32)) == ""
     assert streaming.finalize() == ""  # digital silence: no speech
-
-
-def test_lookahead_is_the_window_and_the_delta_deltas(run):
-    assert feature_lookahead_frames(run.hparams) == 3 + 4
 
 
 def test_decoder_streams_files_with_chunk_frames_and_reports_latency(run, tmp_path):
@@ -164,13 +160,14 @@ STREAM_CLIENT = textwrap.dedent(
     results = []
     for waveform in audio:  # one connection per recording
         state = signatures["stream_start"]()
-        partials, blanks, cached = [], [], []
+        partials, blanks, cached, window = [], [], [], []
         for start in range(0, waveform.shape[0], 1600):  # 0.1 s at a time
             chunk = tf.constant(waveform[None, start : start + 1600])
             out = signatures["stream_step"](waveform=chunk, **state)
             partials.append(out.pop("partial").numpy()[0].decode())
             blanks.append([int(out.pop("trailing_blank_frames")), int(out["frames_done"])])
             cached.append(int(out["keys"].shape[3]))  # [layers, 1, heads, frames, depth]
+            window.append(int(out["features"].shape[1]))  # feature frames not yet read
             state = out
         final = signatures["stream_final"](**state)
         count = int(final["num_words"][0])
@@ -181,7 +178,7 @@ STREAM_CLIENT = textwrap.dedent(
         ]
         results.append({"partials": partials, "blanks": blanks,
                         "final": final["outputs"].numpy()[0].decode(), "words": words,
-                        "cached": cached})
+                        "cached": cached, "window": window})
     print(json.dumps(results))
     """
 )
@@ -229,6 +226,9 @@ def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, exported, 
         best_paths.append(run.encoders["targets"].decode(np.asarray(ids)[0]))
     assert tone["final"] == expected.finalize() == "hi"
     assert max(tone["cached"]) == 2 * 2 < tone["blanks"][-1][1]  # left chunks x chunk frames
+    # The features kept: the encoder's next window at most (4 frames an
+    # encoder frame, and the front end's 10 more), not the utterance's.
+    assert max(tone["window"]) <= 4 * 2 + 10 < 4 * tone["blanks"][-1][1]
     assert [w[0] for w in tone["words"]] == [w.word for w in expected.final_words] == ["hi"]
     for (_, start, end, confidence), timed in zip(tone["words"], expected.final_words,
                                                   strict=True):  # fmt: skip

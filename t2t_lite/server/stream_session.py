@@ -210,12 +210,12 @@ class StreamSession:
 
         The encoder's frames end behind the audio (its look-ahead and
         chunk); silence is what its CTC head calls blank since the last
-        label. Digital silence (exact zeros) at the end is silence the
-        encoder never sees (the featurization trims it, so the frames
-        before it wait for more audio): there the zeros are the silence,
-        and the speech ends where they begin.
+        label. Digital silence (exact zeros) at the end is known to be
+        silence as soon as it arrives, before the encoder has read it:
+        there the zeros are the silence, and the speech ends where they
+        begin.
         """
-        # The featurization trims leading zeros too: the frames start after them.
+        # The featurization cuts leading zeros: the frames start after them.
         encoded_end = self._leading_zeros / self.rate + int(frames_done) * self.model.frame_seconds
         zeros = self._zero_run / self.rate
         if zeros > blank_seconds:

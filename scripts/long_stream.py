@@ -15,7 +15,9 @@ utterance's final is the server's (`transcribe_timed` over its audio).
 With `--output_dir` (a trained run) instead, the same session drives the
 Python recognizer (`streaming.recognizer_stream.RecognizerStream`: its
 chunk, left context, endpoint rules and final search from
-`--decode_hparams`). Prints one JSON object:
+`--decode_hparams`); with `--tflite_dir` (`t2t-lite-exporter --format=tflite`
+of a streaming model), the on-device one (`litert.stream`, one thread; its
+finals by `model.tflite`). Prints one JSON object:
 
 - `step_ms`: each `stream_step`'s compute, p50 / p90 over the stream's first
   and last `--window_minutes` of audio, and their ratio (a state that grows
@@ -48,9 +50,9 @@ from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.evaluation import scoring
 from t2t_lite.decoding.input_batches import record_waveform_batches
 from t2t_lite.decoding.search.model_search import decode_cap
+from t2t_lite.litert.stream import LiteRtStreamingRecognizer
 from t2t_lite.server.speech_model import ExportedSpeechModel, newest_version
-from t2t_lite.server.stream_session import StreamSession
-from t2t_lite.streaming.endpoint import Endpoint
+from t2t_lite.server.stream_session import stream_recording
 from t2t_lite.streaming.recognizer import StreamingRecognizer
 from t2t_lite.streaming.recognizer_stream import RecognizerStream
 
@@ -104,30 +106,15 @@ def run_stream(model, stream: np.ndarray):
     """`(finals, steps, rss)`: the endpointed finals' texts, each step's
     `(audio end in seconds, compute seconds)`, and `(minute, MB)` after each
     minute of audio."""
-    session = StreamSession(model, model.endpoint_rules)
-    session.start({"type": "start", "sample_rate": model.sample_rate, "format": "f32le"})
-    chunk = max(int(round(model.chunk_seconds * model.sample_rate)), 1)
-    finals, steps, rss = [], [], []
+    steps, rss = [], []
 
-    def final(whole=False):
-        utterance = session.take_utterance(whole)
-        if utterance.audio.size:
-            finals.append(model.transcribe([utterance.audio])[0].text)
-
-    for start in range(0, stream.size, chunk):
-        session.add(stream[start : start + chunk].astype("<f4").tobytes())
-        if start + chunk >= stream.size:
-            session.end()
-        while session.ready():
-            begin = time.perf_counter()
-            step = session.step()
-            steps.append((step.end, time.perf_counter() - begin))
-            if step.endpoint is Endpoint.FINAL:
-                final()
-        minute = (start + chunk) // (60 * model.sample_rate)
+    def timed(step, seconds):
+        steps.append((step.end, seconds))
+        minute = int(step.end // 60)
         if minute > len(rss):
             rss.append((minute, resident_mb()))
-    final(whole=True)
+
+    finals = stream_recording(model, stream, timed)
     return finals, steps, rss
 
 
@@ -165,6 +152,9 @@ def main() -> None:
     given = parser.add_mutually_exclusive_group(required=True)
     given.add_argument("--export_dir", help="a streaming export (the server's signatures)")
     given.add_argument("--output_dir", help="a trained run (the Python recognizer)")
+    given.add_argument(
+        "--tflite_dir", help="an on-device export of a streaming model (LiteRT, one thread)"
+    )
     parser.add_argument(
         "--decode_hparams",
         default="beam_size=4,ctc_weight=0.3,chunk_frames=16",
@@ -186,6 +176,9 @@ def main() -> None:
             raise SystemExit(f"{args.export_dir} is not a streaming export (use_dynamic_chunk).")
         model.warm_up()
         source = model.path
+    elif args.tflite_dir:
+        model = LiteRtStreamingRecognizer(args.tflite_dir, num_threads=1)
+        source = f"{args.tflite_dir} (LiteRT, one thread)"
     else:
         model = recognizer_stream(problem, args.output_dir, args.data_dir, args.decode_hparams)
         source = f"{args.output_dir} (Python recognizer, {args.decode_hparams})"

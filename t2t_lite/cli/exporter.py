@@ -15,7 +15,9 @@ unless --export_version), the layout TF Serving expects; its
 With --format=tflite the run is written to `$EXPORT/` as a `.tflite` of
 builtin ops only for LiteRT (`t2t_lite/serving/tflite_export.py`): a speech
 model is run by `t2t-lite-tflite-transcribe $EXPORT audio.wav` without
-TensorFlow, a text model by `t2t_lite.litert.text_model.LiteRtTextModel`.
+TensorFlow, a text model by `t2t_lite.litert.text_model.LiteRtTextModel`. A
+streaming model's export also holds its chunk step and final
+(`serving/tflite_stream_export.py`; `t2t-lite-tflite-transcribe --stream`).
 """
 
 from __future__ import annotations

@@ -183,8 +183,10 @@ def compute_mel_filterbank_features(
         # that frame exists only when the batch is padded. Keep < instead.
         stft_lens = (wav_lens + frame_step_samples - 1) // frame_step_samples
         masks = tf.sequence_mask(stft_lens, tf.shape(log_mel_spectrograms)[1], dtype=tf.float32)
-        log_mel_spectrograms *= masks[:, :, tf.newaxis]
-    return log_mel_spectrograms[..., tf.newaxis]
+        log_mel_spectrograms *= tf.expand_dims(masks, -1)
+    # expand_dims, not [..., newaxis]: TFLite's converter cannot lower that
+    # slice where the batch is not static (the streaming .tflite's).
+    return tf.expand_dims(log_mel_spectrograms, -1)
 
 
 def triangular_noise(shape, stddev: float, seed: tf.Tensor | None = None) -> tf.Tensor:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from t2t_lite.decoding.endpoint_rules import ENDPOINT_RULES
 from t2t_lite.decoding.search.language_model import load_language_model
 from t2t_lite.decoding.search.phrase_bias import DEFAULT_BOOST
 from t2t_lite.hparam import HParams
@@ -22,12 +23,8 @@ DEFAULT_CTC_WEIGHT = 0.3
 MODEL_CTC_WEIGHT = -1.0  # ctc_weight's "the model's default" (see `for_model`)
 RUN_CALIBRATION = 0.0  # word_confidence_exponent's "the run's calibration"
 STREAM_FINALS = ("search", "rescore")
-# The endpoint rules' seconds (`streaming/endpoint.py` reads them).
-ENDPOINT_SECONDS = (
-    "endpoint_no_speech_seconds",
-    "endpoint_silence_seconds",
-    "endpoint_max_utterance_seconds",
-)
+# The endpoint rules' seconds by decode hparam (`streaming/endpoint.py` applies them).
+_ENDPOINT_DEFAULTS = {hparam: default for hparam, _, default in ENDPOINT_RULES}
 
 
 def has_ctc_head(model) -> bool:
@@ -99,10 +96,9 @@ class DecodeConfig:
     hotwords_file: str = ""
     hotword_boost: float = DEFAULT_BOOST
     word_confidence_exponent: float = RUN_CALIBRATION
-    # WeNet's endpoint defaults (runtime/core/decoder/ctc_endpoint.h).
-    endpoint_no_speech_seconds: float = 5.0
-    endpoint_silence_seconds: float = 1.0
-    endpoint_max_utterance_seconds: float = 20.0
+    endpoint_no_speech_seconds: float = _ENDPOINT_DEFAULTS["endpoint_no_speech_seconds"]
+    endpoint_silence_seconds: float = _ENDPOINT_DEFAULTS["endpoint_silence_seconds"]
+    endpoint_max_utterance_seconds: float = _ENDPOINT_DEFAULTS["endpoint_max_utterance_seconds"]
 
     def __post_init__(self):
         at_least = {
@@ -133,7 +129,7 @@ class DecodeConfig:
                 "decode hparam word_confidence_exponent must be > 0 (or 0: the run's "
                 f"calibration), got {self.word_confidence_exponent}."
             )
-        for name in ENDPOINT_SECONDS:
+        for name in _ENDPOINT_DEFAULTS:
             if not getattr(self, name) > 0:
                 raise ValueError(
                     f"decode hparam {name} must be > 0 seconds, got {getattr(self, name)}."

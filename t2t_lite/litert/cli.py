@@ -1,6 +1,6 @@
 """t2t-lite-tflite-transcribe: transcribes audio files with an on-device export.
 
-    t2t-lite-tflite-transcribe $EXPORT audio.wav [more.flac ...] [--num_threads=1]
+    t2t-lite-tflite-transcribe $EXPORT audio.wav [more.flac ...] [--num_threads=1] [--stream]
 
 `$EXPORT` is what `t2t-lite-exporter --format=tflite` wrote. One line per file
 on stdout: its transcript. Runs with LiteRT, NumPy, SciPy and soundfile only
@@ -27,16 +27,42 @@ def _read(path: str, sample_rate: int) -> np.ndarray:
     return read_audio(path, sample_rate=sample_rate, strict=False)
 
 
+def _streamed(recognizer, waveform: np.ndarray) -> list[str]:
+    """The finals of `waveform` streamed; each changed partial and each
+    final on stderr as they come."""
+    last = ""
+
+    def partial(text):
+        nonlocal last
+        if text != last:
+            print(f"partial: {text}", file=sys.stderr, flush=True)
+        last = text
+
+    def final(text):
+        nonlocal last
+        print(f"final: {text}", file=sys.stderr, flush=True)
+        last = ""
+
+    return recognizer.transcribe_stream(waveform, partial, final)
+
+
 def main(argv: list[str] | None = None) -> int:
+    from t2t_lite.litert.stream import LiteRtStreamingRecognizer
     from t2t_lite.litert.transcriber import LiteRtTranscriber
 
     parser = argparse.ArgumentParser(prog="t2t-lite-tflite-transcribe", description=__doc__)
     parser.add_argument("export_dir", help="what t2t-lite-exporter --format=tflite wrote")
     parser.add_argument("audio", nargs="+", help="WAV or FLAC files, any sample rate")
     parser.add_argument("--num_threads", type=int, default=1)
+    parser.add_argument(
+        "--stream", action="store_true", help="stream each file: partials on stderr"
+    )
     args = parser.parse_args(argv)
     try:
-        transcriber = LiteRtTranscriber(args.export_dir, num_threads=args.num_threads)
+        if args.stream:
+            transcriber = LiteRtStreamingRecognizer(args.export_dir, args.num_threads)
+        else:
+            transcriber = LiteRtTranscriber(args.export_dir, num_threads=args.num_threads)
     except (OSError, ValueError, KeyError) as error:
         print(f"t2t-lite-tflite-transcribe: error: {args.export_dir}: {error}", file=sys.stderr)
         return 1
@@ -49,7 +75,10 @@ def main(argv: list[str] | None = None) -> int:
             print(flush=True)
             failed += 1
             continue
-        print(transcriber.transcribe(waveform).text, flush=True)
+        if args.stream:
+            print(" ".join(text for text in _streamed(transcriber, waveform) if text), flush=True)
+        else:
+            print(transcriber.transcribe(waveform).text, flush=True)
     if failed:
         print(
             f"t2t-lite-tflite-transcribe: {failed} of {len(args.audio)} files could not be "

@@ -15,6 +15,17 @@ from t2t_lite.native_stderr import filtered_native_stderr
 XNNPACK_NOTICE = "INFO: Created TensorFlow Lite XNNPACK delegate"
 
 
+def load_interpreter(path: str, num_threads: int):
+    """LiteRT's interpreter of the `.tflite` at `path`, its tensors allocated."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    # LiteRT announces its CPU delegate on stderr at every load.
+    with filtered_native_stderr(lambda line: line.startswith(XNNPACK_NOTICE)):
+        interpreter = Interpreter(model_path=path, num_threads=num_threads)
+        interpreter.allocate_tensors()
+    return interpreter
+
+
 class ExportedModel:
     """A `serving.tflite_export` directory in LiteRT.
 
@@ -44,14 +55,7 @@ class ExportedModel:
 
     def _loaded(self):
         if self._interpreter is None:
-            from ai_edge_litert.interpreter import Interpreter
-
-            # LiteRT announces its CPU delegate on stderr at every load.
-            with filtered_native_stderr(lambda line: line.startswith(XNNPACK_NOTICE)):
-                interpreter = Interpreter(
-                    model_path=self._model_path, num_threads=self._num_threads
-                )
-                interpreter.allocate_tensors()
+            interpreter = load_interpreter(self._model_path, self._num_threads)
             outputs = interpreter.get_output_details()
             self._input = interpreter.get_input_details()[0]["index"]
             self._ids = next(d["index"] for d in outputs if d["dtype"] == np.int32)

@@ -24,13 +24,17 @@ stream's clock: seconds of audio since the start message.
 from __future__ import annotations
 
 import dataclasses
+import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from t2t_lite.data.audio_io import StreamResampler
 from t2t_lite.server.audio_request import BadAudio, PcmFormat
-from t2t_lite.server.speech_model import ExportedSpeechModel
 from t2t_lite.streaming.endpoint import Endpoint, EndpointRules
+
+if TYPE_CHECKING:  # (a session needs no TensorFlow: it steps any model with these calls)
+    from t2t_lite.server.speech_model import ExportedSpeechModel
 
 # Sample rates a stream may declare: telephone audio to studio audio.
 STREAM_RATES = (8000, 192000)
@@ -75,7 +79,7 @@ class StreamSession:
     def __init__(self, model: ExportedSpeechModel, rules: EndpointRules):
         self.model, self.rules = model, rules
         self.rate = model.sample_rate
-        self._chunk = max(int(round(model.chunk_seconds * self.rate)), 1)
+        self.chunk = max(int(round(model.chunk_seconds * self.rate)), 1)
         self._format: PcmFormat | None = None
         self._resampler: StreamResampler | None = None
         self._pending: list[np.ndarray] = []  # model-rate audio not yet stepped
@@ -171,7 +175,7 @@ class StreamSession:
 
     def ready(self) -> bool:
         """Whether `step` has a chunk to run (or, after `end`, any audio)."""
-        return self._pending_samples >= self._chunk or (self._ended and self._pending_samples > 0)
+        return self._pending_samples >= self.chunk or (self._ended and self._pending_samples > 0)
 
     def step(self) -> SessionStep:
         """Runs the waiting audio through `stream_step` and the endpoint rules."""
@@ -179,7 +183,7 @@ class StreamSession:
         # No step carries an utterance past its longest (a client may send
         # minutes in one message).
         room = int(np.ceil(self.rules.max_utterance * self.rate)) - self._samples
-        samples, rest = np.split(waiting, [max(room, self._chunk)])
+        samples, rest = np.split(waiting, [max(room, self.chunk)])
         self._pending, self._pending_samples = ([rest] if rest.size else []), rest.size
         result = self.model.stream_step(self._state, samples)
         self._state = result.state
@@ -234,7 +238,7 @@ class StreamSession:
     def _cut(self, seconds: float) -> int:
         """The sample of this utterance `seconds` in; at least a chunk in, so
         the stream always moves on (whatever the rules' settings)."""
-        least = min(self._chunk, self._samples)
+        least = min(self.chunk, self._samples)
         return int(np.clip(round(seconds * self.rate), least, self._samples))
 
     def take_utterance(self, whole: bool = False) -> Utterance:
@@ -266,3 +270,40 @@ def _trailing_zeros(samples: np.ndarray, run: int) -> int:
     """The run of exact zeros ending `samples`, continuing a run of `run` before them."""
     nonzero = np.flatnonzero(samples)
     return run + samples.size if nonzero.size == 0 else samples.size - 1 - int(nonzero[-1])
+
+
+def stream_recording(model, waveform: np.ndarray, on_step=None) -> list[str]:
+    """A recording through a session as a client streams it: chunk by chunk
+    at the model's rate, then its end; the texts of its endpointed
+    utterances' finals (`model.transcribe` of each one's audio, as the
+    server gives them), in order.
+
+    Args:
+        model: what a session steps (an export, `RecognizerStream`, the
+            on-device `LiteRtStreamingRecognizer`).
+        waveform: float32 mono samples at `model.sample_rate`.
+        on_step: called with each `SessionStep` and the seconds it computed.
+    """
+    session = StreamSession(model, model.endpoint_rules)
+    session.start({"type": "start", "sample_rate": model.sample_rate, "format": "f32le"})
+    chunk = session.chunk  # the model's chunk, as a client sends it
+    finals = []
+
+    def final(whole=False):
+        utterance = session.take_utterance(whole)
+        if utterance.audio.size:
+            finals.append(model.transcribe([utterance.audio])[0].text)
+
+    for start in range(0, max(waveform.size, 1), chunk):
+        session.add(waveform[start : start + chunk].astype("<f4").tobytes())
+        if start + chunk >= waveform.size:
+            session.end()
+        while session.ready():
+            begin = time.perf_counter()
+            step = session.step()
+            if on_step is not None:
+                on_step(step, time.perf_counter() - begin)
+            if step.endpoint is Endpoint.FINAL:
+                final()
+    final(whole=True)
+    return finals

@@ -65,7 +65,7 @@ from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.decoding.search.phrase_bias import tf_phrase_features
 from t2t_lite.decoding.timing.word_times import WordTimer, encoder_frame_seconds
 from t2t_lite.hparam import HParams
-from t2t_lite.streaming.graph import StreamingGraph, streaming_functions
+from t2t_lite.streaming.graph import StreamingGraph, can_stream, streaming_functions
 
 # Encoder frames per chunk of an export's streaming signatures, unless the
 # decode hparam chunk_frames says otherwise: 640 ms.
@@ -169,7 +169,7 @@ class ServingModule(tf.Module):
                 self.serve_biased = tf.function(
                     self._serve_speech_biased, input_signature=waveform_signature + phrase_signature
                 )
-            if has_ctc_head(model) and model.config.use_dynamic_chunk:  # streaming
+            if can_stream(model):
                 self.stream_chunk_frames = decode_config.chunk_frames or DEFAULT_CHUNK_FRAMES
                 # What a server turns `trailing_blank_frames` into seconds by.
                 self.stream_frame_seconds = encoder_frame_seconds(hparams)[0]

@@ -50,6 +50,8 @@ from t2t_lite.hparam import HParams
 from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE, VOCABULARY_FILE
 from t2t_lite.litert.vocabulary import Vocabulary
 from t2t_lite.serving.export import ExportError, restored_model
+from t2t_lite.serving.tflite_stream_export import stream_files
+from t2t_lite.streaming.graph import can_stream
 
 QUANTIZATIONS = ("float32", "float16", "int8")
 
@@ -167,12 +169,17 @@ def export_tflite(
     metadata.update(
         quantization=quantization, decode_hparams=decode_config.values(), bytes=len(blob)
     )
+    files = {MODEL_FILE: blob}
+    if can_stream(model):  # the chunk-step and final models beside it
+        stream, metadata["stream"] = stream_files(
+            model, hparams, decode_config, convert, quantization
+        )
+        files.update(stream)
     os.makedirs(directory, exist_ok=True)
-    files = {
-        MODEL_FILE: blob,
+    files.update({
         VOCABULARY_FILE: Vocabulary.from_encoder(target_encoder).to_json().encode("utf-8"),
         METADATA_FILE: json.dumps(metadata, indent=2, sort_keys=True).encode("utf-8"),
-    }
+    })  # fmt: skip
     mode = _default_file_mode()
     for name, content in files.items():  # each file whole or not at all
         with tempfile.NamedTemporaryFile(dir=directory, delete=False) as handle:

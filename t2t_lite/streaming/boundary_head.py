@@ -25,6 +25,7 @@ import tensorflow as tf
 from keras import ops
 
 from t2t_lite.layers.word_boundary_head import WordBoundaryHead
+from t2t_lite.streaming.state import empty_state, with_shape
 
 # The state tensors, in signature order.
 STATE = ("boundary_frames", "boundary_inputs", "boundary_hidden", "boundary_probs")
@@ -56,10 +57,7 @@ class StreamingBoundaryHead:
         }
 
     def initial_state(self) -> dict[str, tf.Tensor]:
-        return {
-            name: tf.zeros([0 if d is None else d for d in spec.shape], spec.dtype)
-            for name, spec in self.state_spec().items()
-        }
+        return empty_state(self.state_spec())
 
     def ready_frames(self, feature_frames, encoder_frames):
         """Feature frames whose nearest encoder frame is among the first
@@ -119,8 +117,8 @@ class StreamingBoundaryHead:
         tail = 2 * reach
         new_state = {
             "boundary_frames": end,
-            "boundary_inputs": tf.ensure_shape(inputs[:, -tail:], state["boundary_inputs"].shape),
-            "boundary_hidden": tf.ensure_shape(hiddens[:, -tail:], state["boundary_hidden"].shape),
+            "boundary_inputs": with_shape(inputs[:, -tail:], state["boundary_inputs"].shape),
+            "boundary_hidden": with_shape(hiddens[:, -tail:], state["boundary_hidden"].shape),
             "boundary_probs": tf.concat([state["boundary_probs"], probs], axis=1),
         }
         return probs, new_state

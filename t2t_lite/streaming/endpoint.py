@@ -22,13 +22,11 @@ from __future__ import annotations
 import dataclasses
 import enum
 
-from t2t_lite.decoding.decode_config import ENDPOINT_SECONDS, DecodeConfig
+from t2t_lite.decoding.endpoint_rules import ENDPOINT_RULES
 
-# Each rule's decode hparam (and t2t-lite-serve flag), in `ENDPOINT_SECONDS`' order.
-ENDPOINT_HPARAMS = dict(
-    zip(ENDPOINT_SECONDS, ("silence_before_speech", "silence_after_speech", "max_utterance"),
-        strict=True)
-)  # fmt: skip
+# Each rule's decode hparam (and t2t-lite-serve flag) -> its `EndpointRules` field.
+ENDPOINT_HPARAMS = {hparam: field for hparam, field, _ in ENDPOINT_RULES}
+_DEFAULTS = {field: default for _, field, default in ENDPOINT_RULES}
 
 
 class Endpoint(enum.Enum):
@@ -62,9 +60,9 @@ class EndpointRules:
     <Endpoint.NONE: 'none'>
     """
 
-    silence_before_speech: float = DecodeConfig.endpoint_no_speech_seconds
-    silence_after_speech: float = DecodeConfig.endpoint_silence_seconds
-    max_utterance: float = DecodeConfig.endpoint_max_utterance_seconds
+    silence_before_speech: float = _DEFAULTS["silence_before_speech"]
+    silence_after_speech: float = _DEFAULTS["silence_after_speech"]
+    max_utterance: float = _DEFAULTS["max_utterance"]
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -82,7 +80,7 @@ class EndpointRules:
         })  # fmt: skip
 
     @classmethod
-    def of(cls, config: DecodeConfig) -> EndpointRules:
+    def of(cls, config) -> EndpointRules:
         """The rules decode hparams `config` set."""
         return cls.from_settings(config.values())
 

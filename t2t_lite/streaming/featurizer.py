@@ -37,6 +37,7 @@ from t2t_lite.data import audio_features, causal_normalization
 from t2t_lite.data.causal_normalization import Totals
 from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.speech_features import log_mel_frames
+from t2t_lite.streaming.state import empty_state, with_shape
 
 # The state tensors, in signature order (`Totals` as three tensors each).
 STATE = (
@@ -106,10 +107,7 @@ class IncrementalFeaturizer:
 
     def initial_state(self) -> dict[str, tf.Tensor]:
         """The state before the first sample."""
-        state = {
-            name: tf.zeros([0 if d is None else d for d in spec.shape], spec.dtype)
-            for name, spec in self.state_spec().items()
-        }
+        state = empty_state(self.state_spec())
         fill = Totals.start(1, self.bins, 1)
         norm = Totals.start(1, self.bins, self.channels, self.prior)
         state.update(_totals_state("fill", fill), **_totals_state("norm", norm))
@@ -190,8 +188,8 @@ class IncrementalFeaturizer:
             "cut": state["cut"] + dropped,
             "started": state["started"] | tf.reduce_any(nonzero),
             "pending": x[:, length:] if final else x[:, frames * self.step_samples :],
-            "mel_tail": tf.ensure_shape(window[:, end - tail : end], state["mel_tail"].shape),
-            "silent_tail": tf.ensure_shape(
+            "mel_tail": with_shape(window[:, end - tail : end], state["mel_tail"].shape),
+            "silent_tail": with_shape(
                 silent_window[:, end - tail : end], state["silent_tail"].shape
             ),
             "frames": state["frames"] + frames,
@@ -200,7 +198,7 @@ class IncrementalFeaturizer:
             **_totals_state("fill", fill),
             **_totals_state("norm", norm),
         }
-        return tf.ensure_shape(features, [1, None, self.bins, self.channels]), new_state
+        return with_shape(features, [1, None, self.bins, self.channels]), new_state
 
 
 def _totals(state: dict, prefix: str) -> Totals:

@@ -16,20 +16,27 @@ new audio), the feature frames still to be read (`features`, from frame
 `features_start`: the encoder's next window and the word boundary head's
 next frames), the boundary head's (`boundary_head.STATE`, for a model with
 one), the encoder frames emitted, every encoder layer's keys, values and
-causal convolution inputs, stacked, and the encoder output so far. Each step
+causal convolution inputs, stacked, and the encoder output so far. The
+signatures carry it at fixed shapes (`state.FixedSizeState`: the growing
+tensors padded to the longest utterance, decode hparam
+`endpoint_max_utterance_seconds` plus one chunk, each with a `<name>_length`),
+so a client's request is the same size every chunk. Each step
 encodes the chunks of `chunk_frames` encoder frames the features so far
 complete (`encoder.StreamingEncoder.encode_chunk`, in a `tf.while_loop`);
-the partial is the CTC head's best path over the encoder output so far
-(in-graph; the Python recognizer's partial is the CTC prefix search's), and
-`trailing_blank_frames` the encoder frames since its last label (what a
-server endpoints on, WeNet's rule: `streaming/endpoint.py`).
+the partial is the CTC prefix beam search's over the new encoder frames
+(`ctc_prefix_beam_search`, its beams in the state: the Python recognizer's
+partial), and `trailing_blank_frames` the encoder frames since the CTC
+head's best path's last label (what a server endpoints on, WeNet's rule:
+`streaming/endpoint.py`).
 `stream_final` encodes the rest and runs the joint CTC/attention beam search
 over the streamed encoder output (`stream_final="search"`); given a
 `WordTimer`, it times the final's words as the decoder and the Python
 recognizer do (the CTC alignment over the streamed encoder output, refined
 by the word boundary head's probabilities, computed as the frames arrived,
 where the model has one), in the utterance's clock. `StreamingRecognizer`
-is a loop over the same `advance` and `final`.
+is a loop over the same `advance`, `search` and `word_times`, and the
+on-device `stream_step.tflite` is `advance` at fixed shapes
+(`serving/tflite_stream_export.py`, `state.FixedSizeState`).
 """
 
 from __future__ import annotations
@@ -38,20 +45,32 @@ import tensorflow as tf
 
 from t2t_lite.data.audio_features import zero_non_finite
 from t2t_lite.data.feature_config import FeatureConfig
-from t2t_lite.data.reserved_ids import is_label
+from t2t_lite.data.speech_features import num_frames
 from t2t_lite.decoding.audio.transcriber import encoded_word_times
-from t2t_lite.decoding.decode_config import DecodeConfig
-from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
+from t2t_lite.decoding.decode_config import DecodeConfig, has_ctc_head
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.decoding.timing.word_times import WordTimer, WordTimes
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
 from t2t_lite.streaming import boundary_head
+from t2t_lite.streaming import ctc_prefix_beam_search as prefix_search
 from t2t_lite.streaming import featurizer as incremental
+from t2t_lite.streaming.ctc_prefix_beam_search import CtcPrefixBeamSearch
 from t2t_lite.streaming.encoder import StreamingEncoder, front_end_outputs_ready
+from t2t_lite.streaming.state import FixedSizeState, empty_state, with_shape
 
 # The encoder's state tensors, after the featurizer's and the boundary head's.
 ENCODER_STATE = ("frames_done", "keys", "values", "conv_inputs", "memory")
+
+
+def can_stream(model) -> bool:
+    """Whether an export of `model` streams: a speech model trained with
+    `use_dynamic_chunk`, with a CTC head (partials, endpoints)."""
+    return (
+        model.input_modality == "speech"
+        and has_ctc_head(model)
+        and bool(model.config.use_dynamic_chunk)
+    )
 
 
 class StreamingGraph:
@@ -79,7 +98,22 @@ class StreamingGraph:
         self.sample_rate = self.featurizer.config.sample_rate
         self.model, self.hparams, self.decode_config = model, hparams, decode_config
         self.chunk_frames = chunk_frames
+        # A chunk's samples: 4 feature frames an encoder frame.
+        step_samples = self.featurizer.config.frame_step_samples
+        self.chunk_samples = chunk_frames * SpeechFrontEnd.frames_per_output()[0] * step_samples
         self.cap = decode_cap(hparams, decode_config)
+        # The longest utterance a stream's state holds: the endpoint rules'
+        # (`endpoint_max_utterance_seconds`) and the chunk that crosses it.
+        self.max_utterance_samples = (
+            int(decode_config.endpoint_max_utterance_seconds * self.sample_rate)
+            + self.chunk_samples
+        )
+        self.max_feature_frames = int(
+            num_frames(tf.constant(self.max_utterance_samples), self.featurizer.config)
+        )
+        self.max_encoder_frames = SpeechFrontEnd.output_length(self.max_feature_frames)
+        # The partial's search (a CTC path has no more labels than frames).
+        self.prefix_search = CtcPrefixBeamSearch(decode_config.beam_size, self.max_encoder_frames)
         layer = model.encoder_layers[0]
         self._layers = len(model.encoder_layers)
         self._heads = layer.num_heads
@@ -99,6 +133,7 @@ class StreamingGraph:
             "features_start",
             *(boundary_head.STATE if self.boundary else ()),
             *ENCODER_STATE,
+            *prefix_search.STATE,
         )
 
     def state_spec(self) -> dict[str, tf.TensorSpec]:
@@ -119,19 +154,17 @@ class StreamingGraph:
                 [layers, 1, self._conv, hidden], tf.float32, "conv_inputs"
             ),
             "memory": tf.TensorSpec([1, None, hidden], tf.float32, name="memory"),
+            **self.prefix_search.state_spec(),
         }
 
     def start(self) -> dict[str, tf.Tensor]:
         """The state before the first chunk."""
-        spec = self.state_spec()
-        zeros = {
-            name: tf.zeros([0 if d is None else d for d in s.shape], s.dtype)
-            for name, s in spec.items()
-        }
+        # The featurizer's totals start at its prior, the search at one
+        # empty prefix; all else is empty or zero.
         return {
-            **zeros,
+            **empty_state(self.state_spec()),
             **self.featurizer.initial_state(),
-            **(self.boundary.initial_state() if self.boundary else {}),
+            **self.prefix_search.initial_state(),
         }
 
     def _caches(self, state) -> list[dict]:
@@ -144,9 +177,10 @@ class StreamingGraph:
         return caches
 
     def advance(self, waveform, state: dict, final: bool = False) -> tuple[dict, tf.Tensor]:
-        """`(state, frames)`: the state after featurizing `waveform` and
+        """`(state, frames)`: the state after featurizing `waveform`,
         encoding what the features so far make ready (with `final`: all of
-        it), and the utterance's feature frames (0 while it has no speech).
+        it) and the CTC prefix search over the new encoder frames (the
+        partial's), and the utterance's feature frames (0 while it has no speech).
 
         Args:
             waveform: float32 `[1, samples]`, finite.
@@ -197,13 +231,21 @@ class StreamingGraph:
                 tf.TensorShape([1, None, self.model.hidden_size]),
             ),
         )
+        # The partial's CTC prefix search over the new encoder frames.
+        new_memory = memory[:, previous["frames_done"] :]
+        searched = self.prefix_search.advance(
+            self.model.ctc_log_probs(new_memory),
+            tf.shape(new_memory)[1],
+            {name: previous[name] for name in prefix_search.STATE},
+        )
         state = {
             **feature_state,
+            **searched,
             "frames_done": done,
             "keys": tf.stack([c["keys"] for c in caches]),
             "values": tf.stack([c["values"] for c in caches]),
             "conv_inputs": (
-                tf.ensure_shape(tf.stack([c["ffn"] for c in caches]), state["conv_inputs"].shape)
+                with_shape(tf.stack([c["ffn"] for c in caches]), state["conv_inputs"].shape)
                 if self._conv
                 else state["conv_inputs"]
             ),
@@ -233,14 +275,13 @@ class StreamingGraph:
         return padded, frames
 
     def step(self, waveform, state: dict) -> tuple[tf.Tensor, tf.Tensor, dict]:
-        """`(partial ids [1, frames], trailing blank frames [], state)` after
-        `waveform` `[1, samples]`."""
+        """`(partial ids [1, labels], trailing blank frames [], state)` after
+        `waveform` `[1, samples]`: the CTC prefix search's best prefix, and
+        the frames since the CTC head's best path's last label."""
         waveform = zero_non_finite(waveform)  # where a client's audio enters
         state, _ = self.advance(waveform, state)
-        memory, frames = self._nonempty(state["memory"])
-        log_probs = self.model.ctc_log_probs(memory)
-        ids, _ = ctc_greedy_decode(log_probs, frames)
-        return ids, trailing_blank_frames(log_probs[0], frames[0]), state
+        search = self.prefix_search
+        return search.best(state), search.trailing_blank_frames(state), state
 
     def final(self, state: dict) -> tuple[tf.Tensor, tf.Tensor, WordTimes | None]:
         """`(ids [1, length], score [1], word times)`: the final transcript
@@ -278,44 +319,35 @@ class StreamingGraph:
         return encoded_word_times(timing, self.word_timer, ids, offsets)
 
 
-def trailing_blank_frames(log_probs, frames):
-    """Frames at the end of `log_probs` `[frames, vocab]` (the first `frames`
-    real) whose best label is no label (blank or EOS): all of them before the
-    first label.
-
-    Example:
-    ```python
-    # best labels 0 5 0 0 (blank = 0) -> 2
-    ```
-    """
-    best = tf.argmax(log_probs[:frames], axis=-1, output_type=tf.int32)
-    label = is_label(best)
-    # -1 when no frame has a label (or there is no frame: max of nothing is not -1).
-    last = tf.reduce_max(tf.concat([[-1], tf.where(label, tf.range(frames), -1)], axis=0))
-    return frames - 1 - last
-
-
 def streaming_functions(graph: StreamingGraph, target_encoder) -> dict:
     """The three signatures' `tf.function`s: `stream_start`, `stream_step`
-    and `stream_final` (see the module docstring), text by `target_encoder`."""
-    spec, names = graph.state_spec(), graph.state_names
-    state_signature = [spec[name] for name in names]
+    and `stream_final` (see the module docstring), text by `target_encoder`,
+    the state at fixed shapes (`state.FixedSizeState`, for the longest
+    utterance of the decode hparam `endpoint_max_utterance_seconds`)."""
+    fixed = FixedSizeState(graph)
+    spec, names = fixed.spec(), fixed.names
+    state_signature = list(spec.values())
     waveform = tf.TensorSpec([1, None], tf.float32, name="waveform")
+
+    def state_of(values) -> dict:
+        return fixed.unpad(dict(zip(names, values, strict=True)))
 
     @tf.function(input_signature=[])
     def stream_start():
-        return graph.start()
+        return fixed.pad(graph.start())
 
     @tf.function(input_signature=[waveform, *state_signature])
     def stream_step(waveform, *values):
-        ids, blanks, state = graph.step(waveform, dict(zip(names, values, strict=True)))
+        ids, blanks, state = graph.step(waveform, state_of(values))
         return {
-            "partial": target_encoder.tf_decode(ids), "trailing_blank_frames": blanks, **state
+            "partial": target_encoder.tf_decode(ids),
+            "trailing_blank_frames": blanks,
+            **fixed.pad(state),
         }
 
     @tf.function(input_signature=state_signature)
     def stream_final(*values):
-        ids, scores, times = graph.final(dict(zip(names, values, strict=True)))
+        ids, scores, times = graph.final(state_of(values))
         outputs = {"outputs": target_encoder.tf_decode(ids), "scores": scores}
         return outputs if times is None else {**outputs, **times._asdict()}
 

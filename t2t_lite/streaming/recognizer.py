@@ -16,8 +16,9 @@ new audio (`featurizer.IncrementalFeaturizer`: the frames it completes, as
 the decoder's featurization of the whole stream gives them), the encoder
 emits each chunk of `chunk_frames` output frames (40 ms each) once the
 front end's inputs for it are there (`encoder.StreamingEncoder`: 11 more
-frames of look-ahead), and CTC prefix beam search takes the chunk's frames:
-its best prefix is the partial (the SavedModel's is the best path). Audio
+frames of look-ahead), and CTC prefix beam search takes the chunk's frames
+(`ctc_prefix_beam_search`, in the state): its best prefix is the partial,
+as the SavedModel's and the `.tflite`'s. Audio
 quieter than the decode hparam `silence_dbfs` so far is featurized but not
 encoded, as the decoder decodes nothing of it.
 `finalize` encodes the rest and finds the final
@@ -44,12 +45,10 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.data.audio_io import finite_samples
-from t2t_lite.data.reserved_ids import is_label
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.timing.subtitles import TimedWord
 from t2t_lite.decoding.timing.word_times import WordTimer, timed_word_rows
 from t2t_lite.hparam import HParams
-from t2t_lite.streaming.ctc_prefix_beam_search import CtcPrefixBeamSearch
 from t2t_lite.streaming.graph import StreamingGraph
 from t2t_lite.streaming.rescoring import rescore
 
@@ -103,8 +102,6 @@ class StreamingRecognizer:
         """Forgets the utterance: the next chunk starts a new one."""
         self._state = self.graph.start()
         self._frames = tf.constant(0)  # the utterance's feature frames with speech
-        self._search = CtcPrefixBeamSearch(self.decode_config.beam_size)
-        self._last_label = -1  # the frame of the best path's last label (-1: none yet)
         self.final_words: tuple[TimedWord, ...] = ()  # set by `finalize`
 
     @property
@@ -122,25 +119,17 @@ class StreamingRecognizer:
         """Encoder frames after the last label of the CTC head's best path so
         far, all of them before one: what endpointing reads (the SavedModel's
         `stream_step` output of the same name)."""
-        return self.encoded_frames - 1 - self._last_label
+        return int(self.graph.prefix_search.trailing_blank_frames(self._state))
 
     def _advance(self, chunk, final: bool) -> None:
-        before = self.encoded_frames
         self._state, self._frames = self._advance_graph[final](chunk[None], self._state)
-        memory = self._state["memory"][:, before:]
-        if memory.shape[1]:
-            log_probs = np.asarray(self.model.ctc_log_probs(memory))[0]
-            self._search.advance(log_probs)
-            labels = np.flatnonzero(is_label(log_probs.argmax(axis=-1)))
-            if labels.size:
-                self._last_label = before + int(labels[-1])
 
     def accept_waveform(self, chunk) -> str:
         """Takes the next samples (float32, the model's rate); returns the
         partial transcript of everything so far."""
         chunk = finite_samples(np.asarray(chunk, np.float32).reshape(-1))
         self._advance(chunk, final=False)
-        return self.target_encoder.decode(self._search.best())
+        return self.target_encoder.decode(self.graph.prefix_search.best(self._state)[0].numpy())
 
     def finalize(self) -> str:
         """The final transcript: the rest of the audio encoded, then the
@@ -153,8 +142,8 @@ class StreamingRecognizer:
             ids = self._search_final(self.memory)[0][0].numpy()
         else:
             ids, _ = rescore(
-                self.model, self.memory, self._search.nbest(), self.decode_config.ctc_weight,
-                self.decode_config.alpha,
+                self.model, self.memory, self.graph.prefix_search.nbest(self._state),
+                self.decode_config.ctc_weight, self.decode_config.alpha,
             )  # fmt: skip
         ids = np.asarray(ids, np.int32)
         if ids.size:

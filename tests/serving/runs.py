@@ -39,6 +39,8 @@ STREAMING_HPARAMS = (
     "audio_causal_normalization=True,audio_normalization_prior_frames=100,"
     "max_input_seq_length=300"
 )
+# A streaming export's settings in the tests: 80 ms chunks, a left context of 2 chunks.
+STREAM_EXPORT_DECODE = f"{CTC_BEAM_DECODE},chunk_frames=2,left_chunks=2"
 TEXT_HPARAMS = f"{TINY_TRANSFORMER},{NO_DROPOUT},max_input_seq_length=12,max_target_seq_length=24"
 SAMPLE_RATE = 16000
 

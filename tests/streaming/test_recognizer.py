@@ -14,22 +14,14 @@ import soundfile
 import tensorflow as tf
 
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
-from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
-from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
 from t2t_lite.decoding.search.model_search import decode_cap
 from t2t_lite.server.speech_model import ExportedSpeechModel
 from t2t_lite.serving import export
-from t2t_lite.streaming.graph import trailing_blank_frames
 from t2t_lite.streaming.recognizer import StreamingRecognizer
 from t2t_lite.streaming.simulation import StreamTiming
 from tests.helpers import CTC_BEAM_DECODE, load_script, run_command
-from tests.serving.runs import STREAMING_HPARAMS, pad_rows, tone_and_noise, train_speech_run
-
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    return train_speech_run(tmp_path_factory.mktemp("stream"), STREAMING_HPARAMS, steps=200)
+from tests.serving.runs import STREAM_EXPORT_DECODE, pad_rows, tone_and_noise
 
 
 def recognizer(run, chunk_frames, final="search", left_chunks=0):
@@ -121,17 +113,6 @@ def test_decoder_refuses_to_stream_a_model_trained_without_chunks(speech_run, tm
     assert last.startswith("t2t-lite-decoder: error:") and "use_dynamic_chunk=True" in last
 
 
-def test_trailing_blank_frames_count_from_the_last_label_of_the_real_frames():
-    def count(best_labels, frames):
-        log_probs = np.log(np.eye(5, dtype=np.float32)[best_labels] * 0.9 + 0.02)
-        return int(trailing_blank_frames(tf.constant(log_probs), frames))
-
-    assert count([0, 3, 0, 0, 1, 0], 6) == 4  # EOS is no label either
-    assert count([0, 3, 0, 0, 4, 4], 4) == 2  # padding frames are not read
-    assert count([0, 0, 0], 3) == 3 and count([0], 0) == 0
-    assert count([2, 2], 2) == 0
-
-
 def test_latency_is_read_in_simulated_real_time():
     timing = StreamTiming(
         audio_ends=[0.2, 0.4, 0.6], computes=[0.05, 0.3, 0.05],
@@ -160,14 +141,16 @@ STREAM_CLIENT = textwrap.dedent(
     results = []
     for waveform in audio:  # one connection per recording
         state = signatures["stream_start"]()
-        partials, blanks, cached, window = [], [], [], []
+        shapes = {name: value.shape for name, value in state.items()}
+        partials, blanks, cached, window, fixed = [], [], [], [], True
         for start in range(0, waveform.shape[0], 1600):  # 0.1 s at a time
             chunk = tf.constant(waveform[None, start : start + 1600])
             out = signatures["stream_step"](waveform=chunk, **state)
             partials.append(out.pop("partial").numpy()[0].decode())
             blanks.append([int(out.pop("trailing_blank_frames")), int(out["frames_done"])])
-            cached.append(int(out["keys"].shape[3]))  # [layers, 1, heads, frames, depth]
-            window.append(int(out["features"].shape[1]))  # feature frames not yet read
+            cached.append(int(out["keys_length"]))  # the keys' frames kept
+            window.append(int(out["features_length"]))  # feature frames not yet read
+            fixed &= {name: value.shape for name, value in out.items()} == shapes
             state = out
         final = signatures["stream_final"](**state)
         count = int(final["num_words"][0])
@@ -178,19 +161,10 @@ STREAM_CLIENT = textwrap.dedent(
         ]
         results.append({"partials": partials, "blanks": blanks,
                         "final": final["outputs"].numpy()[0].decode(), "words": words,
-                        "cached": cached, "window": window})
+                        "cached": cached, "window": window, "fixed": fixed})
     print(json.dumps(results))
     """
 )
-
-
-@pytest.fixture(scope="module")
-def exported(run, tmp_path_factory):
-    """The run exported with 80 ms chunks and a left context of 2 chunks."""
-    decode_config = f"{CTC_BEAM_DECODE},chunk_frames=2,left_chunks=2"
-    trained = TrainedRun.of(run.output_dir, run.problem)
-    export_dir = tmp_path_factory.mktemp("stream_export") / "export"
-    return export.export_run(trained, str(export_dir), DecodeConfig.parse(decode_config), 1)
 
 
 def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, exported, tmp_path):
@@ -214,17 +188,13 @@ def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, exported, 
     assert done.returncode == 0, done.stderr[-3000:]
     tone, silence = json.loads(done.stdout.strip().splitlines()[-1])
 
-    # In process: the same chunks, the partial as the CTC head's best path.
-    expected, best_paths = recognizer(run, chunk_frames=2, left_chunks=2), []
+    # In process: the same chunks, the partials of the CTC prefix search.
+    expected, partials, blanks = recognizer(run, chunk_frames=2, left_chunks=2), [], []
     for start in range(0, len(clips["hi"]), 1600):
-        expected.accept_waveform(clips["hi"][start : start + 1600])
-        memory = np.asarray(expected.memory)
-        if memory.shape[1] == 0:
-            best_paths.append("")
-            continue
-        ids, _ = ctc_greedy_decode(run.model.ctc_log_probs(memory), [memory.shape[1]])
-        best_paths.append(run.encoders["targets"].decode(np.asarray(ids)[0]))
+        partials.append(expected.accept_waveform(clips["hi"][start : start + 1600]))
+        blanks.append([expected.trailing_blank_frames, expected.encoded_frames])
     assert tone["final"] == expected.finalize() == "hi"
+    assert tone["fixed"] and silence["fixed"]  # the request is the same size every chunk
     assert max(tone["cached"]) == 2 * 2 < tone["blanks"][-1][1]  # left chunks x chunk frames
     # The features kept: the encoder's next window at most (4 frames an
     # encoder frame, and the front end's 10 more), not the utterance's.
@@ -236,14 +206,16 @@ def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, exported, 
         assert end == pytest.approx(timed.end, abs=1e-4)
         assert confidence == pytest.approx(timed.confidence, abs=1e-3)
     assert 0 <= tone["words"][0][1] < tone["words"][0][2]
-    assert tone["partials"] == best_paths and expected.encoded_frames > 0
-    # Endpointing's input: frames since the partial's last label, all of them before one.
-    assert [b for b, f in tone["blanks"] if f] and all(
-        (b == f) == (not p) for (b, f), p in zip(tone["blanks"], tone["partials"], strict=True)
-    )
+    assert tone["partials"] == partials and any(partials) and expected.encoded_frames > 0
+    # Endpointing's input: frames since the best path's last label, all of them before one.
+    assert tone["blanks"] == blanks and any(b < f for b, f in blanks)
     assert tone["blanks"][-1][0] < tone["blanks"][-1][1]
     assert silence["partials"] == [""] * 10 and silence["final"] == "" and silence["words"] == []
     assert all(b == f for b, f in silence["blanks"])  # (digital silence: no frames at all)
+    # An utterance past the longest the state holds (20 s and a chunk) is refused.
+    model = ExportedSpeechModel(exported)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="longer than the streaming state"):
+        model.stream_step(model.start_stream(), np.tile(clips["hi"], 21))
 
 
 def test_a_long_stream_is_endpointed_into_finals_with_flat_step_compute(exported):
@@ -271,7 +243,7 @@ def test_the_python_recognizer_is_endpointed_by_the_session_the_export_is(run, e
     script = load_script("long_stream.py")
     model = ExportedSpeechModel(exported)
     streams = script.recognizer_stream(
-        run.problem, run.output_dir, None, f"{CTC_BEAM_DECODE},chunk_frames=2,left_chunks=2"
+        run.problem, run.output_dir, None, STREAM_EXPORT_DECODE
     )
     assert streams.chunk_seconds == pytest.approx(model.chunk_seconds)
     assert streams.endpoint_rules == model.endpoint_rules

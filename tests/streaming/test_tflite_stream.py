@@ -129,7 +129,8 @@ def test_runner_streams_a_file_into_the_sessions_utterances_without_tensorflow(
         lines = [line for line in done.stderr.splitlines() if not line.startswith("INFO: ")]
         assert [line for line in lines if line.startswith("final: ")] == ["final: hi"] * 2
         partials = [line for line in lines if line.startswith("partial: ")]
-        assert "partial: hi" in partials and len(partials) >= 2
+        assert len(partials) >= 2  # one an utterance at least, as the tone is heard
+        assert all("hi".startswith(line.removeprefix("partial: ")) for line in partials)
 
     refused = run_command(sys.executable, "-c", BLOCK_TENSORFLOW, runner, exported, wav,
                           "--stream")  # fmt: skip

@@ -1,9 +1,9 @@
 """A streaming model as two `.tflite`s of builtin ops: a chunk step and a final.
 
-    export_stream_tflite(model, hparams, DecodeConfig(), "out/", "int8")
+    files, metadata = stream_files(model, hparams, decode_config, convert, "int8")
 
-writes, beside `tflite_export`'s `model.tflite`, what `litert.stream` runs
-without TensorFlow:
+gives what `tflite_export.export_tflite` writes beside `model.tflite` for a
+streaming model, and `litert.stream` runs without TensorFlow:
 
 - `stream_step.tflite`: the SavedModel's `stream_step` graph
   (`StreamingGraph.step`: incremental featurization, the encoder's chunks

@@ -35,7 +35,7 @@ recognizer do (the CTC alignment over the streamed encoder output, refined
 by the word boundary head's probabilities, computed as the frames arrived,
 where the model has one), in the utterance's clock. `StreamingRecognizer`
 is a loop over the same `advance`, `search` and `word_times`, and the
-on-device `stream_step.tflite` is `advance` at fixed shapes
+on-device `stream_step.tflite` is `step` at fixed shapes
 (`serving/tflite_stream_export.py`, `state.FixedSizeState`).
 """
 

@@ -1,7 +1,7 @@
 """The speech front end's settings, typed and checked once.
 
-A speech problem adds `AUDIO_HPARAMS` (T2T's `audio_*` names, SpecAugment's
-and the envelope augmentation's) to a run's hparams; `FeatureConfig.from_hparams`
+A speech problem adds `AUDIO_HPARAMS` (T2T's `audio_*` names, SpecAugment's,
+the envelope augmentation's and VTLP's) to a run's hparams; `FeatureConfig.from_hparams`
 is the one place that reads them, checks them (one sentence per bad value)
 and hands the featurization, the length rules, word times and the exports a
 frozen config, as the model takes its `TransformerConfig`. The training
@@ -37,6 +37,7 @@ HPARAM_NAMES = {
     "prior_frames": "audio_normalization_prior_frames",
     "statistics_floor_db": "audio_statistics_floor_db",
     "envelope_db": "aug_envelope_db",
+    "vtlp_warp": "aug_vtlp_warp",
 }
 # SpecAugment's fields (`FeatureConfig.spec_augment`) -> their hparams.
 _SPEC_AUGMENT_NAMES = {
@@ -86,6 +87,9 @@ class FeatureConfig:
     statistics_floor_db: float = 0.0
     # t2t-lite: envelope augmentation (spectral_envelope.py), 0 = off.
     envelope_db: float = 0.0
+    # t2t-lite: vocal tract length perturbation's largest |alpha - 1|
+    # (vocal_tract_warp.py), 0 = off.
+    vtlp_warp: float = 0.0
     prior: Prior | None = dataclasses.field(default=None, compare=False)
     augment: AugmentConfig = AugmentConfig()
     spec_augment: SpecAugmentConfig = SpecAugmentConfig()
@@ -97,6 +101,7 @@ class FeatureConfig:
             "prior_frames",
             "statistics_floor_db",
             "envelope_db",
+            "vtlp_warp",
         )
         for name in positive:
             if not getattr(self, name) > 0:
@@ -108,6 +113,11 @@ class FeatureConfig:
                 raise ValueError(
                     f"hparam {hparam_name(name)} must be >= 0, got {getattr(self, name)}."
                 )
+        if not self.vtlp_warp < 0.5:
+            raise ValueError(
+                f"hparam {hparam_name('vtlp_warp')} must be under 0.5 (a warp factor between "
+                f"0.5 and 1.5), got {self.vtlp_warp}; Jaitly and Hinton's is 0.1."
+            )
         if not 0 <= self.lower_edge_hertz < self.upper_edge_hertz <= self.sample_rate / 2:
             raise ValueError(
                 f"hparams audio_lower_edge_hertz={self.lower_edge_hertz} and "

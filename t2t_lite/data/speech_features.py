@@ -11,8 +11,9 @@ steps, T2T's front end with two additions for real recordings:
    audio where it entered (the transcriber) passes `cleaned=True`;
 2. T2T's log-mel filterbank (80 bins, 25 ms / 10 ms frames, pre-emphasis
    0.97, 20-8000 Hz; triangular dither of 1/32767 in training only; in
-   training with `envelope_db` > 0, a random spectral envelope,
-   `spectral_envelope.py`);
+   training with `vtlp_warp` > 0, a random warp of the frequency axis,
+   `vocal_tract_warp.py`, and with `envelope_db` > 0, a random spectral
+   envelope, `spectral_envelope.py`);
 3. frames of exact digital silence take the utterance's own quiet level
    (`digital_silence.fill_digital_silence`; not in T2T);
 4. delta-deltas (T2T's);
@@ -45,6 +46,7 @@ from t2t_lite.data import (
     digital_silence,
     spec_augment,
     spectral_envelope,
+    vocal_tract_warp,
 )
 from t2t_lite.data.feature_config import FeatureConfig
 
@@ -160,6 +162,15 @@ def unnormalized_features(
     # The batch is cut to its longest row, as the input pipeline pads it, so
     # the decode length (and the work) ignores a client's extra padding.
     log_mel, silent = log_mel_frames(waveforms, lengths, frames, config, training, seed)
+    if training and config.vtlp_warp > 0:  # the voice first, then the microphone
+        log_mel = vocal_tract_warp.warp_log_mel(
+            log_mel,
+            config.vtlp_warp,
+            config.sample_rate,
+            config.lower_edge_hertz,
+            config.upper_edge_hertz,
+            seed,
+        )
     if training and config.envelope_db > 0:
         log_mel = spectral_envelope.perturb_envelope(log_mel, config.envelope_db, seed)
     real = tf.sequence_mask(frame_lengths, frames)

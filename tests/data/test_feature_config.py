@@ -48,6 +48,8 @@ def test_specaugment_hparams_reach_the_nested_config():
         ({"specaugment_time_masks": -1}, "hparam specaugment_time_masks must be >= 0, got -1."),
         ({"audio_normalization_prior_frames": 5}, "without audio_causal_normalization"),
         ({"aug_volume_db": [3.0, 1.0]}, "volume_db must be [min, max]"),
+        ({"aug_vtlp_warp": -0.1}, "hparam aug_vtlp_warp must be >= 0, got -0.1."),
+        ({"aug_vtlp_warp": 0.5}, "hparam aug_vtlp_warp must be under 0.5"),
     ],
 )
 def test_a_bad_value_is_one_sentence_naming_its_hparam(overrides, message):

@@ -92,9 +92,7 @@ class LiteRtStreamingRecognizer:
         self.vocabulary = Vocabulary.load(os.path.join(directory, VOCABULARY_FILE))
         with np.load(os.path.join(directory, STATE_FILE)) as initial:
             self._initial = {name: initial[name] for name in initial.files}
-        self._step = _Graph(
-            os.path.join(directory, STEP_FILE), stream["step_outputs"], num_threads
-        )
+        self._step = _Graph(os.path.join(directory, STEP_FILE), stream["step_outputs"], num_threads)
         self._final = _Graph(
             os.path.join(directory, FINAL_FILE), stream["final_outputs"], num_threads
         )

@@ -257,9 +257,7 @@ class StreamingGraph:
             heard = tf.maximum(frames - start, 0)  # (the buffer's frames with speech)
             probs_state = {name: previous[name] for name in boundary_head.STATE}
             begin = tf.minimum(probs_state["boundary_frames"] - start, heard)
-            _, probs_state = self.boundary.step(
-                buffer[:, begin:heard], memory, probs_state, final
-            )
+            _, probs_state = self.boundary.step(buffer[:, begin:heard], memory, probs_state, final)
             state.update(probs_state)
             keep = tf.minimum(keep, probs_state["boundary_frames"])
         keep = tf.clip_by_value(keep, start, start + tf.shape(buffer)[1])

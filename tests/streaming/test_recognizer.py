@@ -173,9 +173,7 @@ def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, exported, 
     the same left context limit) and its timed words; the state's keys stop
     growing at the limit."""
     path = exported
-    metadata = json.loads(
-        (pathlib.Path(path) / "assets.extra" / export.METADATA_FILE).read_text()
-    )
+    metadata = json.loads((pathlib.Path(path) / "assets.extra" / export.METADATA_FILE).read_text())
     assert metadata["stream_chunk_frames"] == 2
     assert {"stream_start", "stream_step", "stream_final"} <= set(metadata["signatures"])
 
@@ -242,9 +240,7 @@ def test_the_python_recognizer_is_endpointed_by_the_session_the_export_is(run, e
     context and rules, and cuts a stream where it cuts the export's."""
     script = load_script("long_stream.py")
     model = ExportedSpeechModel(exported)
-    streams = script.recognizer_stream(
-        run.problem, run.output_dir, None, STREAM_EXPORT_DECODE
-    )
+    streams = script.recognizer_stream(run.problem, run.output_dir, None, STREAM_EXPORT_DECODE)
     assert streams.chunk_seconds == pytest.approx(model.chunk_seconds)
     assert streams.endpoint_rules == model.endpoint_rules
     tone = tone_and_noise()["hi"]

@@ -94,11 +94,15 @@ class FixedSizeState:
             length = tf.shape(value)[axis]
             if checked:
                 seconds = self.max_samples / self.graph.sample_rate
-                tf.debugging.assert_less_equal(length, capacity, message=(
+                check = tf.debugging.assert_less_equal(length, capacity, message=(
                     f"the utterance is longer than the streaming state holds ({seconds:g} s: "
                     "endpoint_max_utterance_seconds and one chunk); call stream_final "
                     "before, and send at most a chunk a step."
                 ))  # fmt: skip
+                # In a graph the padding does not wait for the check unless told
+                # to, and would fail first with TF's own message.
+                with tf.control_dependencies([] if check is None else [check]):
+                    length = tf.identity(length)
             paddings = [[0, 0]] * value.shape.rank
             paddings[axis] = [0, capacity - length]
             fixed[name] = tf.reshape(tf.pad(value, paddings), spec[name].shape)

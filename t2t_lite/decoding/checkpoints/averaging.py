@@ -26,10 +26,8 @@ def last_checkpoints(checkpoint_dir: str, count: int) -> list[str]:
         raise ValueError(
             f"asked to average {count} checkpoints but {checkpoint_dir} keeps {len(paths)}."
         )
-    return [
-        path if os.path.isabs(path) else os.path.join(checkpoint_dir, path)
-        for path in paths[-count:]
-    ]
+    # get_checkpoint_state already joins a relative entry with `checkpoint_dir`.
+    return paths[-count:]
 
 
 def average_checkpoints(paths: list[str], output_prefix: str) -> str:

@@ -54,6 +54,14 @@ def test_different_checkpoints_give_the_mean_and_restore(tmp_path):
     assert step == 300  # integers come from the newest checkpoint
 
 
+def test_a_relative_directory_gives_existing_paths(tmp_path, monkeypatch):
+    *_, manager = make_state(tmp_path)
+    manager.save(checkpoint_number=1)
+    monkeypatch.chdir(tmp_path)
+    (path,) = last_checkpoints("run", 1)
+    assert tf.io.gfile.exists(path + ".index")
+
+
 def test_too_many_or_none(tmp_path):
     *_, manager = make_state(tmp_path)
     with pytest.raises(FileNotFoundError, match="no checkpoint"):

@@ -115,12 +115,10 @@ def main() -> None:
             f"--data_dir={data_dir}",
             f"--output_dir={output_dir}",
             f"--train_steps={args.train_steps}",
-            # One evaluation, at the end: each costs a trace or a pause and
-            # the loss is logged every 100 steps anyway.
-            f"--local_eval_frequency={args.train_steps}",
+            # No dev evaluation (it would cost a trace and a pause): the loss
+            # is logged every 100 steps and the decoder below measures the test.
+            "--schedule=train",
             "--save_checkpoints_steps=500",
-            "--eval_steps=10",
-            "--eval_decode_examples=100",
             "--log_step_count_steps=100",
             "--random_seed=1",
         ],

@@ -34,6 +34,7 @@ from decode_runs import decode_arguments, finish, run_decoder
 
 from t2t_lite import registry, run_dir
 from t2t_lite.data import shards
+from t2t_lite.data.dataset_options import without_autotuning
 
 MIN_LETTERS = 4
 
@@ -43,7 +44,8 @@ def training_word_counts(problem, data_dir: str) -> collections.Counter:
     encoder = problem.feature_encoders(data_dir)["targets"]
     counts = collections.Counter()
     spec = {"targets": tf.io.VarLenFeature(tf.int64)}
-    for record in tf.data.TFRecordDataset(shards.existing_shards(data_dir, problem.name, "train")):
+    paths = shards.existing_shards(data_dir, problem.name, "train")
+    for record in without_autotuning(tf.data.TFRecordDataset(paths)):
         ids = tf.sparse.to_dense(tf.io.parse_single_example(record, spec)["targets"]).numpy()
         counts.update(encoder.decode(ids).split())
     return counts

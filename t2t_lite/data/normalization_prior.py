@@ -31,6 +31,7 @@ import tensorflow as tf
 
 from t2t_lite import run_dir
 from t2t_lite.data import feature_config, shards
+from t2t_lite.data.dataset_options import without_autotuning
 from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.problem import TRAIN, Problem
 from t2t_lite.data.speech_features import clean_waveforms, unnormalized_features
@@ -113,8 +114,10 @@ def training_waveforms(problem: Problem, data_dir: str, count: int = PRIOR_UTTER
         robin, so reading one record of each shard in turn restores it).
     """
     paths = problem.require_data(data_dir, TRAIN)
-    records = tf.data.Dataset.from_tensor_slices(paths).interleave(
-        tf.data.TFRecordDataset, cycle_length=len(paths), block_length=1
+    records = without_autotuning(
+        tf.data.Dataset.from_tensor_slices(paths).interleave(
+            tf.data.TFRecordDataset, cycle_length=len(paths), block_length=1
+        )
     )
     lengths = shards.read_manifest_lengths(data_dir, problem.name, TRAIN)
     if lengths:

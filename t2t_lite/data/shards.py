@@ -37,6 +37,8 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from t2t_lite.data.dataset_options import without_autotuning
+
 _INCOMPLETE = ".incomplete"
 _SHARD_NAME = re.compile(r"^(?P<problem>.+)-(?P<split>[^-]+)-\d{5}-of-\d{5}$")
 _DATA_LOSS_REASON = re.compile(r"(truncated|corrupted) record at \d+")
@@ -316,5 +318,5 @@ def data_loss_reason(error: tf.errors.DataLossError) -> str:
 
 def read_examples(paths: list[str], spec: dict) -> Iterator[dict]:
     """Parses every record of `paths` with `spec` (eager; for tests and tools)."""
-    for record in tf.data.TFRecordDataset(paths):
+    for record in without_autotuning(tf.data.TFRecordDataset(paths)):
         yield tf.io.parse_single_example(record, spec)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 import tensorflow as tf
 
+from t2t_lite.data.dataset_options import without_autotuning
 from t2t_lite.data.problem import EVAL, Problem
 from t2t_lite.data.text_encoders import EOS_ID
 from t2t_lite.decoding.audio.input_limits import input_tokens
@@ -126,7 +127,7 @@ def record_text_batches(
     dataset = tf.data.TFRecordDataset(files).map(
         lambda record: problem.preprocess_example(problem.decode_example(record), EVAL, hparams)
     )
-    yield from dataset.padded_batch(batch_size)
+    yield from without_autotuning(dataset.padded_batch(batch_size))
 
 
 def waveform_batches(
@@ -162,7 +163,7 @@ def record_waveform_batches(
         }
 
     dataset = tf.data.TFRecordDataset(files).map(waveform_and_targets).padded_batch(batch_size)
-    for batch in dataset:
+    for batch in without_autotuning(dataset):
         ids = [value.decode("utf-8", "replace") for value in batch["utterance_id"].numpy()]
         yield (
             batch["waveform"].numpy(),

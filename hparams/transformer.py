@@ -9,6 +9,9 @@ nothing reads is a trap (docs/design.md, "Deliberate differences from T2T").
 from t2t_lite import registry
 from t2t_lite.hparam import HParams
 
+# T2T's residual, attention and FFN dropout in transformer_base.
+T2T_DROPOUT = 0.1
+
 
 @registry.register_hparams
 def transformer_base() -> HParams:
@@ -50,11 +53,11 @@ def transformer_base() -> HParams:
         max_relative_position=0,
         layer_preprocess_sequence="n",
         layer_postprocess_sequence="da",
-        layer_prepostprocess_dropout=0.1,
+        layer_prepostprocess_dropout=T2T_DROPOUT,
         layer_prepostprocess_dropout_broadcast_dims="",
-        attention_dropout=0.1,
+        attention_dropout=T2T_DROPOUT,
         attention_dropout_broadcast_dims="",
-        relu_dropout=0.1,
+        relu_dropout=T2T_DROPOUT,
         relu_dropout_broadcast_dims="",
         norm_type="layer",
         norm_epsilon=1e-6,

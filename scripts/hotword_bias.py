@@ -1,7 +1,7 @@
 """Does a phrase list help the words it lists, and leave the others alone?
 
     python scripts/hotword_bias.py --output_dir=$ASR --data_dir=$DATA \
-        [--split=test] [--num_words=100] [--max_train_count=2] [--boost=0.5] \
+        [--split=test] [--num_words=100] [--max_train_count=2] [--boost=0.25] \
         [--decode_hparams=beam_size=4,ctc_weight=0.3] [--work_dir=$ASR/hotwords]
 
 Lists rare words, as a user lists names or product words: words of the
@@ -35,6 +35,7 @@ from decode_runs import decode_arguments, finish, run_decoder
 from t2t_lite import registry, run_dir
 from t2t_lite.data import shards
 from t2t_lite.data.dataset_options import without_autotuning
+from t2t_lite.decoding.search.phrase_bias import DEFAULT_BOOST
 
 MIN_LETTERS = 4
 
@@ -95,7 +96,7 @@ def main() -> None:
     parser.add_argument("--split", default="test")
     parser.add_argument("--num_words", type=int, default=100)
     parser.add_argument("--max_train_count", type=int, default=2)
-    parser.add_argument("--boost", type=float, default=0.5)
+    parser.add_argument("--boost", type=float, default=DEFAULT_BOOST)
     args = finish(parser.parse_args(), "hotwords")
 
     problem = registry.problem(run_dir.load_flags(args.output_dir)["problem"])

@@ -121,6 +121,10 @@ def main() -> None:
             "--save_checkpoints_steps=500",
             "--log_step_count_steps=100",
             "--random_seed=1",
+            # One thread per op: this model's ops are too small to split
+            # well, so two cores do more running independent ops side by
+            # side (docs/benchmarks.md, "Quick start runs").
+            "--intra_op_parallelism_threads=1",
         ],
     )
     # Decoding and export only read the trained checkpoint: run them at once.

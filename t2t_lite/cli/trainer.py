@@ -59,6 +59,17 @@ flags.DEFINE_bool("xla_compile", False, "Compile the training step with XLA.")
 flags.DEFINE_bool(
     "static_shapes", None, "Pad batches to bucket boundaries (default: on for TPU and XLA)."
 )
+flags.DEFINE_integer(
+    "intra_op_parallelism_threads",
+    0,
+    "Threads one TF op may split its work across (0: TF's choice, every core); "
+    "1 suits a small model on a few cores (T2T's flag).",
+)
+flags.DEFINE_integer(
+    "inter_op_parallelism_threads",
+    0,
+    "Threads running independent TF ops at once (0: TF's choice, every core; T2T's flag).",
+)
 flags.DEFINE_enum("strategy", "auto", list(strategies.STRATEGIES), "tf.distribute strategy.")
 flags.DEFINE_string("tpu", None, "Cloud TPU name or grpc:// address.")
 flags.DEFINE_string("tpu_zone", None, "GCE zone of the Cloud TPU.")
@@ -187,6 +198,26 @@ def _trained_run():
     return problem, hparams, FLAGS.model
 
 
+def _threads() -> None:
+    """TF's CPU thread pools as the flags ask, before anything starts TF's runtime."""
+    for name, setter in (
+        ("intra_op_parallelism_threads", tf.config.threading.set_intra_op_parallelism_threads),
+        ("inter_op_parallelism_threads", tf.config.threading.set_inter_op_parallelism_threads),
+    ):
+        threads = FLAGS[name].value
+        if threads < 0:
+            raise common.CliError(f"--{name} must be 0 (TF's choice) or more, got {threads}.")
+        if not threads:
+            continue
+        try:
+            setter(threads)
+        except RuntimeError as error:  # only in a process that already ran TF
+            raise common.CliError(
+                f"--{name} must be set before TensorFlow starts; run t2t-lite-trainer "
+                "in its own process to use it."
+            ) from error
+
+
 def _seed() -> None:
     if FLAGS.random_seed is None:
         if FLAGS.deterministic:
@@ -232,6 +263,7 @@ def _add_normalization_prior(problem, hparams: HParams) -> None:
 def main(argv: list[str]) -> int:
     if common.setup(argv):
         return 0
+    _threads()
     if FLAGS.keep_checkpoint_max < 0:
         raise common.CliError("--keep_checkpoint_max must be 0 (keep all) or more.")
     training = FLAGS.schedule in ("train", "train_and_evaluate")

@@ -1,7 +1,8 @@
 """What t2t-lite-trainer logs before the first training step: the precision,
-a bfloat16 warning where this CPU would emulate it, the CPU allocator, the
-static batch shapes, and what the length limits keep of each split (also
-written to `length_report.json` in output_dir, beside the eval results).
+a bfloat16 warning where this CPU would emulate it, the CPU allocator and
+thread pools, the static batch shapes, and what the length limits keep of
+each split (also written to `length_report.json` in output_dir, beside the
+eval results).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 
+import tensorflow as tf
 from absl import logging
 
 from t2t_lite import ALLOCATOR_ENV, platform, run_dir
@@ -39,6 +41,11 @@ def log_diagnostics(trainer: Trainer) -> None:
     if warning:
         logging.warning("%s", warning)
     logging.info("CPU allocator: %s=%s", ALLOCATOR_ENV, os.environ.get(ALLOCATOR_ENV))
+    logging.info(
+        "CPU threads: intra-op %d, inter-op %d (0: TF's choice; --intra_op_parallelism_threads)",
+        tf.config.threading.get_intra_op_parallelism_threads(),
+        tf.config.threading.get_inter_op_parallelism_threads(),
+    )
     if trainer.chief:
         report_lengths(trainer)
 

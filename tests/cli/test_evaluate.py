@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 
+import pytest
 import tensorflow as tf
 
 from tests.helpers import run_command
@@ -24,12 +25,20 @@ def test_keep_checkpoint_max_0_keeps_every_checkpoint(tiny_text_run):
     assert [os.path.basename(p) for p in state.all_model_checkpoint_paths] == ["ckpt-2", "ckpt-4"]
 
 
-def test_negative_keep_checkpoint_max_is_one_line(user_stderr_lines):
-    result = run_command("t2t-lite-trainer", "--keep_checkpoint_max=-1")
+@pytest.mark.parametrize(
+    "flag, message",
+    [
+        ("--keep_checkpoint_max=-1", "--keep_checkpoint_max must be 0 (keep all) or more."),
+        (
+            "--inter_op_parallelism_threads=-2",
+            "--inter_op_parallelism_threads must be 0 (TF's choice) or more, got -2.",
+        ),
+    ],
+)
+def test_a_negative_count_flag_is_one_line(flag, message, user_stderr_lines):
+    result = run_command("t2t-lite-trainer", flag)
     assert result.returncode == 1
-    assert user_stderr_lines(result.stderr) == [
-        "t2t-lite-trainer: error: --keep_checkpoint_max must be 0 (keep all) or more."
-    ]
+    assert user_stderr_lines(result.stderr) == [f"t2t-lite-trainer: error: {message}"]
 
 
 def test_evaluate_without_a_checkpoint_is_an_error_and_writes_nothing(

@@ -109,8 +109,8 @@ def resample(waveform: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
 @functools.lru_cache(maxsize=8)
 def _anti_alias_filter(up: int, down: int) -> np.ndarray:
     """The FIR filter `scipy.signal.resample_poly` would design for `up/down`
-    (its default Kaiser window, beta 5), designed once per rate pair: the
-    design took a tenth of the spoken corpus's synthesis time."""
+    (its default Kaiser window, beta 5), designed once per rate pair rather
+    than once per call: datagen resamples thousands of utterances at one rate."""
     max_rate = max(up, down)
     taps = scipy.signal.firwin(2 * 10 * max_rate + 1, 1.0 / max_rate, window=("kaiser", 5.0))
     taps.setflags(write=False)  # shared between calls; resample_poly copies it

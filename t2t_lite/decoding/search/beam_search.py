@@ -22,6 +22,14 @@ A full scorer scores the whole vocabulary; a partial one (CTC) only each
 beam's `2 * beam_size` best tokens by the full scorers' weighted sum
 (ESPnet's pre-beam). Those are exactly the candidates a search without the
 partial scorer can keep, so a partial scorer of weight 0 changes nothing.
+
+A scorer that `takes_back` (a phrase bias: a running match's bonus is
+subtracted again if it fails) gets `beam_size` more alive beams, its
+*provisional* ones: the first `beam_size` are the best by the score a
+hypothesis keeps for sure (its provisional bonus left out), the others the
+best of the rest that hold a provisional bonus, ranked with it. A bonus
+that is later taken back so never displaced a beam the search without it
+would have kept.
 `beam_search` is T2T's signature: one decoder scorer of weight 1.
 
 Two representations of the growing sequences give the same results:
@@ -78,12 +86,13 @@ class BeamState(NamedTuple):
 
 
 class Candidates(NamedTuple):
-    """A step's `2 * beam_size` best one-token extensions of the alive beams
+    """A step's `2 * width` best one-token extensions of the alive beams
     (`grow_topk`), `[batch, 2 * beam, ...]`, best first."""
 
     seq: tf.Tensor  # int32: the parent's sequence with the new token
     log_probs: tf.Tensor  # float32: the sequence's weighted score
     scores: tf.Tensor  # float32: `log_probs` length-penalized
+    held: tf.Tensor  # float32: the provisional bonus within `log_probs` (0 without one)
     finished: tf.Tensor  # bool: the new token is EOS
     parents: tf.Tensor  # int32: the alive beam each extends
     columns: tf.Tensor  # int32: its column among its parent's candidates
@@ -190,6 +199,10 @@ def scored_beam_search(
     partial = [(s, w) for s, w in scorers if s.partial]
     if not full:
         raise ValueError("scored_beam_search needs a full scorer (a decoder or an LM).")
+    provisional = [(s, w) for s, w in full if s.takes_back]
+    # The alive beams: beam_size ranked by the score kept for sure, then as
+    # many for hypotheses holding a bonus that may be taken back.
+    width = 2 * beam_size if provisional else beam_size
 
     initial_ids = tf.cast(initial_ids, tf.int32)
     if stop_length is None:
@@ -209,38 +222,43 @@ def scored_beam_search(
         return tf.concat([sequences, tokens[:, :, None]], axis=2)
 
     def score_columns(state: BeamState):
-        """Every beam's candidate tokens, their weighted step scores
-        `[batch, beam, columns]` each, and each scorer's new state."""
+        """Every beam's candidate tokens, their weighted step scores and
+        provisional bonuses `[batch, beam, columns]` each, and each scorer's
+        new state."""
         states = dict(zip(order, state.scorer_states, strict=True))
         new_states = {}
         total = 0.0
         for scorer, weight in full:
             scores, new_states[scorer] = scorer.score(states[scorer], state.alive_seq, state.step)
-            total += weight * tf.reshape(scores, [batch_size, beam_size, vocab_size])
+            total += weight * tf.reshape(scores, [batch_size, width, vocab_size])
+        held = tf.zeros_like(total)
+        for scorer, weight in provisional:
+            held += weight * scorer.provisional(new_states[scorer])
         if not partial:
-            return tf.range(vocab_size)[None, None, :], total, new_states
+            return tf.range(vocab_size)[None, None, :], total, held, new_states
         _, tokens = tf.math.top_k(total, k=num_columns)  # ESPnet's pre-beam
         total = tf.gather(total, tokens, batch_dims=2)
+        held = tf.gather(held, tokens, batch_dims=2)
         for scorer, weight in partial:
             scores, new_states[scorer] = scorer.score(
                 states[scorer], state.alive_seq, state.step, candidates=tokens
             )
             total += weight * scores
-        return tokens, total, new_states
+        return tokens, total, held, new_states
 
     def grow_topk(state: BeamState) -> Candidates:
-        """The 2 * beam_size best one-token extensions of the alive beams.
+        """The 2 * width best one-token extensions of the alive beams.
 
-        Two beam's worth, because up to beam_size of them may end in EOS and
-        the rest must still refill the alive set (needs vocab_size > beam_size).
+        Two beam's worth, because up to width of them may end in EOS and
+        the rest must still refill the alive set (needs vocab_size > width).
         """
-        tokens, step_scores, new_states = score_columns(state)
+        tokens, step_scores, held, new_states = score_columns(state)
         log_probs = step_scores + state.alive_log_probs[:, :, None]
         # All candidates have the same length here, so the penalty never
         # reorders them; it matters when they compete with finished sequences.
         penalty = length_penalty(state.step + 1, alpha)
-        flat_log_probs = tf.reshape(log_probs, [batch_size, beam_size * num_columns])
-        topk_scores, topk_flat_ids = tf.math.top_k(flat_log_probs / penalty, k=2 * beam_size)
+        flat_log_probs = tf.reshape(log_probs, [batch_size, width * num_columns])
+        topk_scores, topk_flat_ids = tf.math.top_k(flat_log_probs / penalty, k=2 * width)
         parents = topk_flat_ids // num_columns  # which alive beam each extends
         columns = topk_flat_ids % num_columns
         if partial:
@@ -251,6 +269,7 @@ def scored_beam_search(
             seq=append_tokens(gather_beams(state.alive_seq, parents), topk_tokens, state.step),
             log_probs=tf.gather(flat_log_probs, topk_flat_ids, batch_dims=1),
             scores=topk_scores,
+            held=tf.gather(tf.reshape(held, tf.shape(flat_log_probs)), topk_flat_ids, batch_dims=1),
             finished=topk_tokens == eos_id,
             parents=parents,
             columns=columns,
@@ -258,16 +277,34 @@ def scored_beam_search(
             scorer_states=tuple(new_states[scorer] for scorer in order),
         )
 
+    def pick_alive(topk: Candidates):
+        """The candidates to keep alive (`[batch, width]` indices) and their
+        scores: the best beam_size that did not emit EOS, then (with a
+        provisional scorer) the best others that hold a provisional bonus."""
+        growing = topk.scores - INF * topk.eos_mask
+        if not provisional:
+            _, pick = tf.math.top_k(growing, k=beam_size)
+            return pick, gather_beams(topk.log_probs, pick)
+        # All candidates have the same length: raw scores rank as penalized ones.
+        kept_for_sure = topk.log_probs - topk.held - INF * topk.eos_mask
+        _, sure = tf.math.top_k(kept_for_sure, k=beam_size)
+        taken = tf.reduce_any(tf.one_hot(sure, 2 * width, on_value=True, off_value=False), 1)
+        holding = tf.logical_and(topk.held > 0, tf.logical_not(taken))
+        _, holders = tf.math.top_k(tf.where(holding, growing, -INF), k=width - beam_size)
+        pick = tf.concat([sure, holders], 1)
+        kept = tf.concat([tf.ones_like(sure, tf.bool), gather_beams(holding, holders)], 1)
+        # An empty provisional beam stays out of the race, as T2T's initial copies.
+        return pick, tf.where(kept, gather_beams(topk.log_probs, pick), -INF)
+
     def grow_alive(state: BeamState, topk: Candidates) -> BeamState:
-        """The new alive set: the best beam_size candidates that did not emit
-        EOS, and each scorer's state of them."""
-        _, alive_pick = tf.math.top_k(topk.scores - INF * topk.eos_mask, k=beam_size)
+        """The new alive set (`pick_alive`), and each scorer's state of it."""
+        alive_pick, alive_log_probs = pick_alive(topk)
         parents, columns, tokens = (
             gather_beams(t, alive_pick) for t in (topk.parents, topk.columns, topk.tokens)
         )
         return state._replace(
             alive_seq=gather_beams(topk.seq, alive_pick),
-            alive_log_probs=gather_beams(topk.log_probs, alive_pick),
+            alive_log_probs=alive_log_probs,
             scorer_states=tuple(
                 scorer.select(old, new, parents, columns, tokens)
                 for scorer, old, new in zip(
@@ -277,7 +314,7 @@ def scored_beam_search(
         )
 
     def grow_finished(state: BeamState, topk: Candidates) -> BeamState:
-        """The new finished set: the best beam_size of the finished sequences
+        """The new finished set: the best width of the finished sequences
         and the candidates that just emitted EOS (others ranked last by -INF)."""
         finished_seq = state.finished_seq
         if not use_fixed_shapes:  # keep old finished sequences as long as the new ones
@@ -285,7 +322,7 @@ def scored_beam_search(
         pool_scores = tf.concat(
             [state.finished_scores, topk.scores - INF * (1.0 - topk.eos_mask)], 1
         )
-        _, finished_pick = tf.math.top_k(pool_scores, k=beam_size)
+        _, finished_pick = tf.math.top_k(pool_scores, k=width)
         pool_flags = tf.concat([state.finished_flags, topk.finished], 1)
         return state._replace(
             finished_seq=gather_beams(tf.concat([finished_seq, topk.seq], 1), finished_pick),
@@ -304,7 +341,8 @@ def scored_beam_search(
         # Log probs (and CTC prefix probabilities) only fall as a sequence
         # grows, and the penalty is largest at decode_length, so this bounds
         # every score the best alive beam can reach.
-        best_alive_bound = state.alive_log_probs[:, 0] / length_penalty(stop_length, alpha)
+        best_alive = tf.reduce_max(state.alive_log_probs, axis=1)
+        best_alive_bound = best_alive / length_penalty(stop_length, alpha)
         # stop_early: the best finished beats every alive continuation; else the
         # worst one does (an empty slot's -INF keeps the search going). Per
         # batch item; T2T's global min in the second case gives the same output.
@@ -313,9 +351,9 @@ def scored_beam_search(
         return tf.logical_and(state.step < stop_length, tf.logical_not(bound_is_met))
 
     # Only beam 0 starts alive; the copies get -INF so the first step draws all
-    # 2 * beam_size candidates from beam 0 (T2T: "initial_ids are prob 1.0").
-    alive_log_probs = tf.tile(tf.constant([[0.0] + [-INF] * (beam_size - 1)]), [batch_size, 1])
-    alive_seq = expand_to_beam_size(initial_ids, beam_size)[:, :, None]
+    # 2 * width candidates from beam 0 (T2T: "initial_ids are prob 1.0").
+    alive_log_probs = tf.tile(tf.constant([[0.0] + [-INF] * (width - 1)]), [batch_size, 1])
+    alive_seq = expand_to_beam_size(initial_ids, width)[:, :, None]
     if use_fixed_shapes:
         # Zeros after the start token, so that unwritten positions read as PAD
         # exactly like the dynamic version's zero padding.
@@ -327,11 +365,11 @@ def scored_beam_search(
         finished_seq=tf.zeros_like(alive_seq),
         finished_scores=tf.fill(tf.shape(alive_log_probs), -INF),
         finished_flags=tf.zeros(tf.shape(alive_log_probs), tf.bool),
-        scorer_states=tuple(scorer.initial_state(beam_size) for scorer in order),
+        scorer_states=tuple(scorer.initial_state(width) for scorer in order),
     )
     shape_invariants = None
     if not use_fixed_shapes:  # the sequences grow by one column per step
-        growing = tf.TensorShape([initial_ids.shape[0], beam_size, None])
+        growing = tf.TensorShape([initial_ids.shape[0], width, None])
         shape_invariants = (
             tf.nest.map_structure(lambda t: t.shape, initial)._replace(
                 alive_seq=growing,
@@ -348,9 +386,12 @@ def scored_beam_search(
 
     # T2T's corner case: a batch item where no beam ever emitted EOS returns
     # its alive beams (and their scores) rather than empty finished slots.
+    # (The first beam_size of each set: the finished best first, the alive
+    # beams ranked by the score they keep.)
     any_finished = tf.reduce_any(final.finished_flags, axis=1)
     ids = tf.where(any_finished[:, None, None], final.finished_seq, final.alive_seq)
     scores = tf.where(any_finished[:, None], final.finished_scores, final.alive_log_probs)
+    ids, scores = ids[:, :beam_size], scores[:, :beam_size]
     if not use_fixed_shapes:  # stopped early: pad to the promised length
         ids = tf.pad(ids, [[0, 0], [0, 0], [0, decode_length + 1 - tf.shape(ids)[2]]])
     # Drop the start token: callers want the decoded tokens only.

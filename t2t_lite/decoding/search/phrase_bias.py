@@ -17,6 +17,15 @@ still matching ("new york" after "new") keeps going, and the completed one
 is banked when no match runs any more. Each step adds the potential's
 change, so the bonuses along a hypothesis sum to its final potential.
 
+Taking a failed match's bonus back restores the hypothesis's score, not
+the hypothesis it pushed out of the beam: where a recognizer's hypotheses
+lie close together, a match that started and failed changed utterances
+with no listed word in them. So the scorer `takes_back`: the search ranks
+`beam_size` beams by the score they keep for sure (a running match's bonus
+left out) and keeps up to `beam_size` more for hypotheses in the middle of
+a match, ranked with it (`beam_search.py`). A match that fails then leaves
+the first beams as they would have been without the list.
+
 The list is part of the request: `phrase_ids` `[phrases, length]` (target
 ids, PAD after each phrase) and `phrase_boosts` `[phrases]` ride in the
 features, so a SavedModel signature takes them per request. Targets must be
@@ -150,6 +159,8 @@ class PhraseBiasScorer(Scorer):
     ```
     """
 
+    takes_back = True
+
     def __init__(self, phrase_ids, phrase_boosts, batch_size, vocab_size: int):
         self.phrases = tf.cast(phrase_ids, tf.int32)  # [P, L]
         # A boost must be > 0 for its phrase to count (0 or less: ignored).
@@ -212,7 +223,11 @@ class PhraseBiasScorer(Scorer):
         new_pending = tf.maximum(pending[:, :, None], whole)  # [b, beam, V]
         potential = tf.where(matched > 0, tf.maximum(new_pending, matched), new_pending)
         before = tf.maximum(pending, self._matched(progress))
-        return potential - before[:, :, None], {}
+        # What a running match holds above the completed phrase: taken back if it fails.
+        return potential - before[:, :, None], {"provisional": potential - new_pending}
+
+    def provisional(self, new_state):
+        return new_state["provisional"]
 
     def select(self, state, new_state, parents, columns, tokens):
         # The kept extensions' state, from their parents' and the token.

@@ -68,6 +68,10 @@ class Scorer:
     """
 
     partial = False
+    # True for a scorer whose bonus a later step may take back (a running
+    # phrase match): the search then keeps extra beams for its hypotheses
+    # (`provisional`, `scored_beam_search`).
+    takes_back = False
 
     def initial_state(self, beam_size: int) -> Any:
         """The state of the empty hypothesis, `[batch, beam_size, ...]` per tensor."""
@@ -104,6 +108,18 @@ class Scorer:
             tokens: int32 `[batch, beam]`, the token it appends.
         """
         raise NotImplementedError(f"{type(self).__name__} must implement select")
+
+    def provisional(self, new_state) -> tf.Tensor:
+        """The part of each extension's summed score that a later step may
+        take back (a `takes_back` full scorer only).
+
+        Args:
+            new_state: what `score` returned.
+
+        Returns:
+            float32 `[batch, beam, vocab]`, unweighted, >= 0.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement provisional")
 
     def shape_invariants(self, state) -> Any:
         """The loop shapes of `state` for a dynamic search: by default, a

@@ -9,7 +9,7 @@ from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder, IntegerEncoder
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.beam_search import scored_beam_search
 from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
-from t2t_lite.decoding.search.model_search import BatchDecoder
+from t2t_lite.decoding.search.model_search import BatchDecoder, decode_cap, model_search
 from t2t_lite.decoding.search.phrase_bias import (
     PhraseBiasScorer,
     PhraseListError,
@@ -86,13 +86,13 @@ def fixed_decoder(preferences: dict[str, float]):
     return DecoderScorer(fn)
 
 
-def search(preferences, phrases=None):
+def search(preferences, phrases=None, beam_size=3):
     scorers = [WeightedScorer(fixed_decoder(preferences), 1.0)]
     if phrases:
         features = phrase_features(phrases, BYTES)
         bias = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"], 1, VOCAB)
         scorers.append(WeightedScorer(bias, 1.0))
-    ids, scores = scored_beam_search(scorers, tf.zeros([1], tf.int32), 3, 12, VOCAB, 0.0)
+    ids, scores = scored_beam_search(scorers, tf.zeros([1], tf.int32), beam_size, 12, VOCAB, 0.0)
     return [BYTES.decode(row) for row in ids.numpy()[0]], scores.numpy()[0]
 
 
@@ -115,6 +115,26 @@ def test_a_list_that_matches_nothing_leaves_the_search_as_it_is():
     np.testing.assert_allclose(scores[:2], plain_scores[:2], atol=1e-5)
 
 
+def test_a_failed_match_does_not_push_the_best_hypothesis_out_of_the_beam():
+    """One beam: "a c" starts the listed "cat" and outranks "a d" with its
+    bonus, then fails ("a cap"). Ranked with the bonus, the single beam
+    would hold only "a c..." and end on "a cap"; the beam kept for sure
+    holds "a d" throughout, so the search ends as without the list."""
+    preferences = {"a dog": -1.0, "a cap": -2.0}
+    plain_texts, plain_scores = search(preferences, beam_size=1)
+    assert plain_texts == ["a dog"]
+    texts, scores = search(preferences, [("cat", 1.0)], beam_size=1)
+    assert texts == plain_texts
+    assert scores[0] == pytest.approx(plain_scores[0], abs=1e-5)
+    # The same beam still lets a listed word that was said win, with its bonus.
+    preferences = {"a dog": -1.0, "a cat": -2.0}
+    plain_texts, plain_scores = search(preferences, beam_size=2)
+    assert plain_texts == ["a dog", "a cat"]
+    texts, scores = search(preferences, [("cat", 1.0)], beam_size=1)
+    assert texts == ["a cat"]
+    assert scores[0] == pytest.approx(plain_scores[1] + 3 * 1.0, abs=1e-5)
+
+
 def test_the_decoder_biases_speech_only_where_the_list_matches(speech_run):
     """The tiny recognizer hears "hi" (tone) and "no" (noise); listing "no"
     turns the tone's close call, listing "nope" changes nothing: its "no"
@@ -130,8 +150,17 @@ def test_the_decoder_biases_speech_only_where_the_list_matches(speech_run):
 
     texts, scores = decode()
     assert texts == ["hi", "no"]
-    biased, _ = decode([("no", 1.0)])
+    biased, biased_scores = decode([("no", 1.0)])
     assert biased == ["no", "no"]
+    # The fixed-shape search (XLA, TFLite) keeps the provisional beams too.
+    config = DecodeConfig.parse(CTC_BEAM_DECODE).for_model(speech_run.model)
+    listed = {k: tf.constant(v) for k, v in phrase_features([("no", 1.0)], BYTES).items()}
+    cap = decode_cap(speech_run.hparams, config)
+    ids, fixed_scores = model_search(
+        speech_run.model, {**features, **listed}, config, cap, fixed_shapes=True
+    )
+    assert [BYTES.decode(row[0]) for row in ids.numpy()] == biased
+    np.testing.assert_allclose(fixed_scores.numpy()[:, 0], biased_scores, atol=1e-4)
     unmatched, unmatched_scores = decode([("nope", 1.0)])
     assert unmatched == texts
     np.testing.assert_allclose(unmatched_scores, scores, atol=1e-5)

@@ -27,9 +27,11 @@ A scorer that `takes_back` (a phrase bias: a running match's bonus is
 subtracted again if it fails) gets `beam_size` more alive beams, its
 *provisional* ones: the first `beam_size` are the best by the score a
 hypothesis keeps for sure (its provisional bonus left out), the others the
-best of the rest that hold a provisional bonus, ranked with it. A bonus
-that is later taken back so never displaced a beam the search without it
-would have kept.
+best of the rest that hold a provisional bonus, ranked with it. A
+provisional beam's extension joins the first only once its bonus is kept
+for sure (a phrase completed), and is dropped when the bonus falls (the
+match failed); so a bonus that is taken back never displaced a beam the
+search without it would have kept.
 `beam_search` is T2T's signature: one decoder scorer of weight 1.
 
 Two representations of the growing sequences give the same results:
@@ -87,12 +89,14 @@ class BeamState(NamedTuple):
 
 class Candidates(NamedTuple):
     """A step's `2 * width` best one-token extensions of the alive beams
-    (`grow_topk`), `[batch, 2 * beam, ...]`, best first."""
+    (`grow_topk`), `[batch, 2 * width, ...]`, best first (with a provisional
+    scorer, two halves ranked so: `rank_provisional`)."""
 
     seq: tf.Tensor  # int32: the parent's sequence with the new token
     log_probs: tf.Tensor  # float32: the sequence's weighted score
-    scores: tf.Tensor  # float32: `log_probs` length-penalized
-    held: tf.Tensor  # float32: the provisional bonus within `log_probs` (0 without one)
+    scores: tf.Tensor  # float32: `log_probs` length-penalized (-INF: not kept)
+    sure: tf.Tensor  # float32: the score kept for sure (-INF: not ranked by it)
+    ids: tf.Tensor  # int32: the index among all beams' columns
     finished: tf.Tensor  # bool: the new token is EOS
     parents: tf.Tensor  # int32: the alive beam each extends
     columns: tf.Tensor  # int32: its column among its parent's candidates
@@ -227,38 +231,71 @@ def scored_beam_search(
         new state."""
         states = dict(zip(order, state.scorer_states, strict=True))
         new_states = {}
-        total = 0.0
+        total, held, fell = 0.0, 0.0, False
         for scorer, weight in full:
             scores, new_states[scorer] = scorer.score(states[scorer], state.alive_seq, state.step)
-            total += weight * tf.reshape(scores, [batch_size, width, vocab_size])
-        held = tf.zeros_like(total)
-        for scorer, weight in provisional:
-            held += weight * scorer.provisional(new_states[scorer])
+            scores = weight * tf.reshape(scores, [batch_size, width, vocab_size])
+            total += scores
+            if scorer.takes_back:
+                held += weight * scorer.provisional(new_states[scorer])
+                fell = tf.logical_or(fell, scores < 0)  # a bonus taken back
         if not partial:
-            return tf.range(vocab_size)[None, None, :], total, held, new_states
+            return tf.range(vocab_size)[None, None, :], total, (held, fell), new_states
         _, tokens = tf.math.top_k(total, k=num_columns)  # ESPnet's pre-beam
         total = tf.gather(total, tokens, batch_dims=2)
-        held = tf.gather(held, tokens, batch_dims=2)
+        if provisional:
+            held, fell = (tf.gather(t, tokens, batch_dims=2) for t in (held, fell))
         for scorer, weight in partial:
             scores, new_states[scorer] = scorer.score(
                 states[scorer], state.alive_seq, state.step, candidates=tokens
             )
             total += weight * scores
-        return tokens, total, held, new_states
+        return tokens, total, (held, fell), new_states
+
+    def rank_provisional(flat_log_probs, provisional_terms):
+        """With a provisional scorer: the candidates (flat indices `[batch,
+        4 * beam_size]`), the `2 * beam_size` best by the score kept for sure
+        then the `2 * beam_size` best of those holding a provisional bonus,
+        and the score kept for sure of the first (-INF: not ranked there).
+
+        A provisional beam's extension ranks among the first only once its
+        phrase is complete, and is dropped when its bonus falls (its match
+        failed): the beams kept for sure never held it."""
+        held, fell = (tf.reshape(t, tf.shape(flat_log_probs)) for t in provisional_terms)
+        of_provisional_beam = tf.range(width * num_columns) // num_columns >= beam_size
+        dropped = tf.logical_and(of_provisional_beam, fell)
+        holding = tf.logical_and(held > 0, tf.logical_not(dropped))
+        held_back = tf.logical_or(dropped, tf.logical_and(of_provisional_beam, held > 0))
+        sure = tf.where(held_back, -INF, flat_log_probs - held)
+        sure_scores, sure_ids = tf.math.top_k(sure, k=2 * beam_size)
+        _, holding_ids = tf.math.top_k(tf.where(holding, flat_log_probs, -INF), k=2 * beam_size)
+        ids = tf.concat([sure_ids, holding_ids], 1)
+        kept = tf.concat([sure_scores > -INF, gather_beams(holding, holding_ids)], 1)
+        return ids, kept, tf.concat([sure_scores, tf.fill(tf.shape(sure_scores), -INF)], 1)
 
     def grow_topk(state: BeamState) -> Candidates:
-        """The 2 * width best one-token extensions of the alive beams.
+        """The 2 * width best one-token extensions of the alive beams
+        (with a provisional scorer, `rank_provisional`'s).
 
         Two beam's worth, because up to width of them may end in EOS and
         the rest must still refill the alive set (needs vocab_size > width).
         """
-        tokens, step_scores, held, new_states = score_columns(state)
+        tokens, step_scores, provisional_terms, new_states = score_columns(state)
         log_probs = step_scores + state.alive_log_probs[:, :, None]
         # All candidates have the same length here, so the penalty never
         # reorders them; it matters when they compete with finished sequences.
         penalty = length_penalty(state.step + 1, alpha)
         flat_log_probs = tf.reshape(log_probs, [batch_size, width * num_columns])
-        topk_scores, topk_flat_ids = tf.math.top_k(flat_log_probs / penalty, k=2 * width)
+        if provisional:
+            topk_flat_ids, kept, sure = rank_provisional(flat_log_probs, provisional_terms)
+            topk_log_probs = tf.gather(flat_log_probs, topk_flat_ids, batch_dims=1)
+            topk_scores = tf.where(kept, topk_log_probs / penalty, -INF)
+            # EOS ends every match: a finished candidate is among the first.
+            first = tf.range(2 * width) < 2 * beam_size
+        else:
+            topk_scores, topk_flat_ids = tf.math.top_k(flat_log_probs / penalty, k=2 * width)
+            topk_log_probs = tf.gather(flat_log_probs, topk_flat_ids, batch_dims=1)
+            sure, first = topk_log_probs, True
         parents = topk_flat_ids // num_columns  # which alive beam each extends
         columns = topk_flat_ids % num_columns
         if partial:
@@ -267,10 +304,11 @@ def scored_beam_search(
             topk_tokens = columns
         return Candidates(
             seq=append_tokens(gather_beams(state.alive_seq, parents), topk_tokens, state.step),
-            log_probs=tf.gather(flat_log_probs, topk_flat_ids, batch_dims=1),
+            log_probs=topk_log_probs,
             scores=topk_scores,
-            held=tf.gather(tf.reshape(held, tf.shape(flat_log_probs)), topk_flat_ids, batch_dims=1),
-            finished=topk_tokens == eos_id,
+            sure=sure,
+            ids=topk_flat_ids,
+            finished=tf.logical_and(topk_tokens == eos_id, first),
             parents=parents,
             columns=columns,
             tokens=topk_tokens,
@@ -279,21 +317,22 @@ def scored_beam_search(
 
     def pick_alive(topk: Candidates):
         """The candidates to keep alive (`[batch, width]` indices) and their
-        scores: the best beam_size that did not emit EOS, then (with a
-        provisional scorer) the best others that hold a provisional bonus."""
-        growing = topk.scores - INF * topk.eos_mask
+        scores: the best beam_size by the score kept for sure that did not
+        emit EOS, then (with a provisional scorer) the best others that hold
+        a provisional bonus, by their score."""
         if not provisional:
-            _, pick = tf.math.top_k(growing, k=beam_size)
+            _, pick = tf.math.top_k(topk.scores - INF * topk.eos_mask, k=beam_size)
             return pick, gather_beams(topk.log_probs, pick)
-        # All candidates have the same length: raw scores rank as penalized ones.
-        kept_for_sure = topk.log_probs - topk.held - INF * topk.eos_mask
-        _, sure = tf.math.top_k(kept_for_sure, k=beam_size)
-        taken = tf.reduce_any(tf.one_hot(sure, 2 * width, on_value=True, off_value=False), 1)
-        holding = tf.logical_and(topk.held > 0, tf.logical_not(taken))
-        _, holders = tf.math.top_k(tf.where(holding, growing, -INF), k=width - beam_size)
+        sure_scores, sure = tf.math.top_k(topk.sure - INF * topk.eos_mask, k=beam_size)
+        # The holders' half may list a candidate the first half already kept.
+        kept_ids = gather_beams(topk.ids, sure)
+        again = tf.reduce_any(topk.ids[:, :, None] == kept_ids[:, None, :], axis=2)
+        second = tf.range(2 * width) >= 2 * beam_size
+        holding = tf.logical_and(second, tf.logical_and(topk.scores > -INF, tf.logical_not(again)))
+        _, holders = tf.math.top_k(tf.where(holding, topk.scores, -INF), k=width - beam_size)
         pick = tf.concat([sure, holders], 1)
-        kept = tf.concat([tf.ones_like(sure, tf.bool), gather_beams(holding, holders)], 1)
-        # An empty provisional beam stays out of the race, as T2T's initial copies.
+        kept = tf.concat([sure_scores > -INF, gather_beams(holding, holders)], 1)
+        # An empty beam stays out of the race, as T2T's initial copies.
         return pick, tf.where(kept, gather_beams(topk.log_probs, pick), -INF)
 
     def grow_alive(state: BeamState, topk: Candidates) -> BeamState:

@@ -23,8 +23,10 @@ lie close together, a match that started and failed changed utterances
 with no listed word in them. So the scorer `takes_back`: the search ranks
 `beam_size` beams by the score they keep for sure (a running match's bonus
 left out) and keeps up to `beam_size` more for hypotheses in the middle of
-a match, ranked with it (`beam_search.py`). A match that fails then leaves
-the first beams as they would have been without the list.
+a match, ranked with it (`beam_search.py`). A hypothesis of those extra
+beams joins the first ones only with its phrase complete, and is dropped
+when its match fails, so until a phrase is spelled whole the first beams
+are the search's without the list.
 
 The list is part of the request: `phrase_ids` `[phrases, length]` (target
 ids, PAD after each phrase) and `phrase_boosts` `[phrases]` ride in the

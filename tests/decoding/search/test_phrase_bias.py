@@ -135,6 +135,20 @@ def test_a_failed_match_does_not_push_the_best_hypothesis_out_of_the_beam():
     assert scores[0] == pytest.approx(plain_scores[1] + 3 * 1.0, abs=1e-5)
 
 
+def test_an_extra_beam_whose_match_fails_is_dropped():
+    """One beam keeps "a d" (p 0.6 against "a c"'s 0.4), which then splits
+    ("a dog", "a dob"): "a cap" is the better sequence, found by two beams.
+    Listing "cat" holds "a ca" in an extra beam; when "p" fails the match it
+    is dropped rather than promoted, so one beam still ends as without the list."""
+    preferences = {"a dob": -1.2, "a dog": -1.0, "a cap": -3.5}
+    assert search(preferences, beam_size=2)[0][0] == "a cap"
+    plain_texts, plain_scores = search(preferences, beam_size=1)
+    assert plain_texts == ["a dog"]
+    texts, scores = search(preferences, [("cat", 1.0)], beam_size=1)
+    assert texts == plain_texts
+    assert scores[0] == pytest.approx(plain_scores[0], abs=1e-5)
+
+
 def test_the_decoder_biases_speech_only_where_the_list_matches(speech_run):
     """The tiny recognizer hears "hi" (tone) and "no" (noise); listing "no"
     turns the tone's close call, listing "nope" changes nothing: its "no"

@@ -1,7 +1,7 @@
 """Does a phrase list help the words it lists, and leave the others alone?
 
     python scripts/hotword_bias.py --output_dir=$ASR --data_dir=$DATA \
-        [--split=test] [--num_words=100] [--max_train_count=2] [--boost=0.25] \
+        [--split=test] [--num_words=100] [--max_train_count=2] [--boost=0.5] \
         [--decode_hparams=beam_size=4,ctc_weight=0.3] [--work_dir=$ASR/hotwords]
 
 Lists rare words, as a user lists names or product words: words of the

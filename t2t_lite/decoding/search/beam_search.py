@@ -32,6 +32,7 @@ provisional beam's extension joins the first only once its bonus is kept
 for sure (a phrase completed), and is dropped when the bonus falls (the
 match failed); so a bonus that is taken back never displaced a beam the
 search without it would have kept.
+
 `beam_search` is T2T's signature: one decoder scorer of weight 1.
 
 Two representations of the growing sequences give the same results:

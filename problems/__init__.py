@@ -8,6 +8,8 @@ from t2t_lite.problems import (  # noqa: F401
     algorithmic,
     language_models,
     librispeech,
+    mini_librispeech,
+    real_speech_mix,
     speechocean762,
     spoken_synth,
     translate,

@@ -97,8 +97,10 @@ class Librispeech(SpeechRecognitionProblem):
 
     Class attributes:
         subsets: split -> the LibriSpeech subsets it is made of, in order.
+        openslr_url: the OpenSLR resource the tarballs come from.
+        url_env: the env var naming a mirror of it.
         base_url: where the tarballs are downloaded from; None means the
-            `T2T_LITE_LIBRISPEECH_URL` env var, else OpenSLR.
+            `url_env` env var (`T2T_LITE_LIBRISPEECH_URL`), else `openslr_url`.
         use_tfds: take subsets that are not in `tmp_dir` from tfds instead of
             downloading tarballs (also on with `T2T_LITE_LIBRISPEECH_USE_TFDS=1`).
         tfds_data_dir: tfds's data_dir; None means tfds's default.
@@ -114,6 +116,8 @@ class Librispeech(SpeechRecognitionProblem):
         TEST: TEST_SUBSETS,
     }
     num_shards = {TRAIN: 100, EVAL: 1, TEST: 1}  # T2T's numbers
+    openslr_url: str = OPENSLR_URL
+    url_env: str = URL_ENV
     base_url: str | None = None
     use_tfds: bool = False
     tfds_data_dir: str | None = None
@@ -122,7 +126,7 @@ class Librispeech(SpeechRecognitionProblem):
     # -- raw data ---------------------------------------------------------------------
 
     def download_url(self, subset: str) -> str:
-        base = self.base_url or os.environ.get(URL_ENV) or OPENSLR_URL
+        base = self.base_url or os.environ.get(self.url_env) or self.openslr_url
         return f"{base.rstrip('/')}/{subset}.tar.gz"
 
     def _tfds_enabled(self) -> bool:
@@ -134,8 +138,8 @@ class Librispeech(SpeechRecognitionProblem):
         archive = os.path.join(tmp_dir, f"{subset}.tar.gz")
         expected = OPENSLR_SIZES.get(subset) if url.startswith(OPENSLR_URL) else None
         advice = (
-            f"download {subset}.tar.gz from openslr.org/12 into {tmp_dir} yourself, "
-            f"or set {URL_ENV} to a mirror, then run again"
+            f"download {subset}.tar.gz from {self.openslr_url} into {tmp_dir} yourself, "
+            f"or set {self.url_env} to a mirror, then run again"
         )
         return download(url, archive, expected_size=expected, advice=advice)
 

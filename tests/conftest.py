@@ -126,6 +126,22 @@ def speechocean762_mini() -> pathlib.Path:
 
 
 @pytest.fixture(scope="session")
+def mini_librispeech_mini() -> pathlib.Path:
+    """18 real Mini LibriSpeech recordings (train-clean-5: two readers each of
+    `mini_librispeech`'s test, dev and train splits) in LibriSpeech's layout:
+    `<root>/LibriSpeech/{SPEAKERS.TXT,train-clean-5/...}` (see its SOURCES.txt)."""
+    root = _find_testdata(
+        "mini_librispeech_mini", "LibriSpeech/train-clean-5", "T2T_LITE_MINI_LIBRISPEECH_TESTDATA"
+    )
+    if root is None:
+        pytest.skip(
+            "real Mini LibriSpeech test audio not found: set T2T_LITE_MINI_LIBRISPEECH_TESTDATA "
+            "to a mini_librispeech_mini folder, or clone beside shared/testdata/"
+        )
+    return root
+
+
+@pytest.fixture(scope="session")
 def librispeech_flac(librispeech_mini) -> pathlib.Path:
     """One real utterance of `librispeech_mini`: test-clean 1089-134691-0000 (2.09 s)."""
     return librispeech_mini / "LibriSpeech/test-clean/1089/134691/1089-134691-0000.flac"

@@ -24,7 +24,9 @@ prints WER/CER (speech) or BLEU (text) and sequence accuracy, computed by
 jiwer and sacrebleu over exactly the lines written. With the decode hparam
 `return_beams`, each line holds every beam and its score, tab separated
 (`beam<TAB>score<TAB>beam<TAB>score...`, best first). A missing output
-directory is created before decoding.
+directory is created before decoding. A mixed problem (`data/mixed_problem.py`)
+decodes each member's split in turn (`<split>_<member>`), each to its own
+file and with its own line of results.
 
 For a speech model with a CTC head, `<decode_to_file>.words.jsonl` holds,
 line for line, the text and its words with start and end seconds and a
@@ -47,7 +49,6 @@ import tensorflow as tf
 from absl import flags
 
 from t2t_lite.cli import common
-from t2t_lite.data import shards
 from t2t_lite.data.audio_io import AudioError
 from t2t_lite.data.problem import EVAL, TEST
 from t2t_lite.decoders import decoder_for
@@ -160,7 +161,7 @@ def _default_split(problem, data_dir: str | None) -> str:
         )
     if FLAGS.dataset_split:
         return FLAGS.dataset_split
-    return TEST if shards.existing_shards(data_dir, problem.name, TEST) else EVAL
+    return TEST if problem.has_split(data_dir, TEST) else EVAL
 
 
 def _decode_split(settings, decoder, split: str, target: str) -> str:
@@ -209,10 +210,17 @@ def _streaming_report(decoder, target: str) -> str:
     )
 
 
-def _output_path(settings, split: str | None) -> str:
-    """Where the hypotheses go; its directory is created now, before any decoding."""
+def _output_path(settings, split: str | None, several: bool = False) -> str:
+    """Where the hypotheses go; its directory is created now, before any decoding.
+
+    With `several` splits (a mixed problem's members), `--decode_to_file`
+    gains the split's name before its extension.
+    """
     if FLAGS.decode_from_file:
         target = FLAGS.decode_to_file or FLAGS.decode_from_file + ".decodes"
+    elif FLAGS.decode_to_file and several:
+        stem, extension = os.path.splitext(FLAGS.decode_to_file)
+        target = f"{stem}_{split}{extension}"
     else:
         target = FLAGS.decode_to_file or os.path.join(settings.output_dir, f"decode_{split}.txt")
     directory = os.path.dirname(os.path.abspath(target))
@@ -251,8 +259,9 @@ def main(argv: list[str]) -> int:
             )
         except InputListError as error:
             raise common.CliError(str(error)) from error
-    split = None if lines else _default_split(problem, data_dir)
-    target = _output_path(settings, split)
+    # A mixed problem's split is decoded and reported member by member.
+    splits = [None] if lines else problem.decode_splits(data_dir, _default_split(problem, data_dir))
+    targets = {split: _output_path(settings, split, len(splits) > 1) for split in splits}
     try:
         run = TrainedRun.of(
             output_dir,
@@ -273,11 +282,14 @@ def main(argv: list[str]) -> int:
     except ValueError as error:  # a bad calibration, settings the model cannot honour
         raise common.CliError(str(error)) from error
     try:
-        if lines:
-            message = _decode_file(decoder, lines, checked, target)
-        else:
-            message = _decode_split(settings, decoder, split, target)
-        message += _streaming_report(decoder, target)
+        messages = []
+        for split, target in targets.items():
+            if lines:
+                message = _decode_file(decoder, lines, checked, target)
+            else:
+                message = _decode_split(settings, decoder, split, target)
+            messages.append(message + _streaming_report(decoder, target))
+        message = "\n".join(messages)
     except (AudioError, OSError) as error:
         raise common.CliError(str(error)) from error
     except tf.errors.DataLossError as error:  # a dev/test shard damaged in place

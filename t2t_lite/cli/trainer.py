@@ -15,7 +15,7 @@ from absl import flags, logging
 
 from t2t_lite import registry, run_dir
 from t2t_lite.cli import common, training_diagnostics
-from t2t_lite.data import normalization_prior, shards
+from t2t_lite.data import normalization_prior
 from t2t_lite.data.problem import EVAL, TRAIN
 from t2t_lite.data.word_boundary_targets import has_word_times, no_word_times_message
 from t2t_lite.data.word_boundary_weight import WEIGHT_HPARAM, word_boundaries_wanted
@@ -115,9 +115,7 @@ def _config(strategy) -> TrainerConfig:
 
 def _ensure_data(problem) -> None:
     missing = [  # only what the run reads: not e.g. spoken_synth's long split
-        split
-        for split in _splits_read()
-        if not shards.existing_shards(FLAGS.data_dir, problem.name, split)
+        split for split in _splits_read() if not problem.has_split(FLAGS.data_dir, split)
     ]
     if missing and FLAGS.generate_data and FLAGS.schedule in ("train", "train_and_evaluate"):
         tmp_dir = FLAGS.tmp_dir or os.path.join(FLAGS.data_dir, "tmp")

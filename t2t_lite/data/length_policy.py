@@ -37,7 +37,6 @@ import dataclasses
 
 import numpy as np
 
-from t2t_lite.data import shards
 from t2t_lite.data.problem import EVAL, TRAIN, Problem
 from t2t_lite.hparam import HParams
 
@@ -139,7 +138,7 @@ def split_lengths_report(
         The split's counts, or None when its manifest records no lengths
         (data written before datagen recorded them).
     """
-    stored_lengths = shards.read_manifest_lengths(data_dir, problem.name, split)
+    stored_lengths = problem.manifest_lengths(data_dir, split)
     if stored_lengths is None:
         return None
     model_lengths = problem.model_lengths_of_stored(stored_lengths, hparams)

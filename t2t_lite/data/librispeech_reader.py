@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 
 from t2t_lite.data.audio_io import AUDIO_EXTENSIONS
 from t2t_lite.data.problem import DataError, SplitReport
-from t2t_lite.data.speech_problem import Utterance
+from t2t_lite.data.speech_problem import Speaker, Utterance
 from t2t_lite.data.utterance_files import (  # noqa: F401 (SKIP_*: part of this API)
     SKIP_CORRUPT_AUDIO,
     SKIP_EMPTY_AUDIO,
@@ -36,6 +36,7 @@ from t2t_lite.data.utterance_files import (  # noqa: F401 (SKIP_*: part of this 
 )
 
 TRANSCRIPT_SUFFIX = ".trans.txt"
+SPEAKERS_FILE = "SPEAKERS.TXT"
 
 SKIP_NO_AUDIO = "transcript line with no audio"
 SKIP_NO_TRANSCRIPT = "audio with no transcript"
@@ -62,6 +63,41 @@ def find_subset_dir(root: str | os.PathLike, subset: str) -> str | None:
     """The directory of `subset` under `root` (see `librispeech_dir`), or None."""
     path = os.path.join(librispeech_dir(root), subset)
     return path if os.path.isdir(path) else None
+
+
+def speaker_id_of(utterance_id: str) -> str:
+    """The reader of `utterance_id` (`<speaker>-<chapter>-<n>`): its first field."""
+    return utterance_id.split("-", 1)[0]
+
+
+def read_speakers(root: str | os.PathLike) -> dict[str, Speaker]:
+    """Reader id -> Speaker (gender "m"/"f", age unknown) from `SPEAKERS.TXT`.
+
+    LibriSpeech's table (`ID | SEX | SUBSET | MINUTES | NAME`, `;` comments)
+    sits in the `LibriSpeech` directory; a tree without it gives `{}`.
+
+    Args:
+      root: a directory holding `LibriSpeech/`, or the `LibriSpeech` directory.
+
+    Returns:
+      Every reader the table lists.
+
+    Example:
+      >>> read_speakers("/raw")["19"]  # doctest: +SKIP
+      Speaker(speaker_id='19', age=None, gender='f')
+    """
+    path = os.path.join(librispeech_dir(root), SPEAKERS_FILE)
+    if not os.path.isfile(path):
+        return {}
+    speakers = {}
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            fields = [field.strip() for field in line.split("|")]
+            if line.startswith(";") or len(fields) < 2 or not fields[0]:
+                continue
+            gender = fields[1].lower() if fields[1].lower() in ("m", "f") else None
+            speakers[fields[0]] = Speaker(fields[0], None, gender)
+    return speakers
 
 
 def _parse_transcript_file(path: str, report: SplitReport) -> tuple[dict[str, str], set[str]]:

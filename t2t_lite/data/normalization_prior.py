@@ -30,7 +30,7 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite import run_dir
-from t2t_lite.data import feature_config, shards
+from t2t_lite.data import feature_config
 from t2t_lite.data.dataset_options import without_autotuning
 from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.problem import TRAIN, Problem
@@ -119,7 +119,7 @@ def training_waveforms(problem: Problem, data_dir: str, count: int = PRIOR_UTTER
             tf.data.TFRecordDataset, cycle_length=len(paths), block_length=1
         )
     )
-    lengths = shards.read_manifest_lengths(data_dir, problem.name, TRAIN)
+    lengths = problem.manifest_lengths(data_dir, TRAIN)
     if lengths:
         total = len(next(iter(lengths.values())))
     else:  # no manifest: count them (one more read)

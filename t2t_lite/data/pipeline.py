@@ -37,6 +37,7 @@ from t2t_lite.data.length_policy import (
     checked_lengths,
     length_checks,
 )
+from t2t_lite.data.mixed_problem import MixedProblem
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError, Problem
 from t2t_lite.hparam import HParams
 
@@ -223,6 +224,51 @@ def static_shapes_summary(problem: Problem, hparams: HParams) -> str:
     )
 
 
+def _records(
+    problem: Problem,
+    mode: str,
+    data_dir: str,
+    input_context: tf.distribute.InputContext | None,
+    shuffle: bool,
+    repeat: bool,
+    seed: int | None,
+) -> tf.data.Dataset:
+    """The split's serialized records: its shards (this pipeline's share), shuffled
+    and repeated as asked. A mixed problem's training records are drawn from
+    each member's own stream by the mixing weights."""
+    if isinstance(problem, MixedProblem) and mode == TRAIN:
+        members = [
+            _records(member, mode, data_dir, input_context, shuffle, repeat, seed)
+            for member in problem.member_problems
+        ]
+        return tf.data.Dataset.sample_from_datasets(
+            members, weights=problem.mixing_weights.tolist(), seed=seed
+        )
+    files = problem.require_data(data_dir, mode)
+    dataset = tf.data.Dataset.from_tensor_slices(files)
+    if input_context is not None and input_context.num_input_pipelines > 1:
+        pipelines = input_context.num_input_pipelines
+        if len(files) < pipelines:
+            raise DataError(
+                f"{problem.name} has {len(files)} {mode} shard(s) but {pipelines} input "
+                "pipelines; regenerate the data with more shards or use fewer workers."
+            )
+        dataset = dataset.shard(pipelines, input_context.input_pipeline_id)
+    if shuffle:
+        dataset = dataset.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
+    if repeat:
+        dataset = dataset.repeat()
+    dataset = dataset.interleave(
+        tf.data.TFRecordDataset,
+        cycle_length=min(len(files), 4),
+        num_parallel_calls=_AUTOTUNE,
+        deterministic=not shuffle,
+    )
+    if shuffle:
+        dataset = dataset.shuffle(problem.shuffle_buffer_size, seed=seed)
+    return dataset
+
+
 def make_dataset(
     problem: Problem,
     mode: str,
@@ -261,29 +307,7 @@ def make_dataset(
     training = mode == TRAIN
     shuffle = training if shuffle is None else shuffle
     repeat = training if repeat is None else repeat
-    files = problem.require_data(data_dir, mode)
-
-    dataset = tf.data.Dataset.from_tensor_slices(files)
-    if input_context is not None and input_context.num_input_pipelines > 1:
-        pipelines = input_context.num_input_pipelines
-        if len(files) < pipelines:
-            raise DataError(
-                f"{problem.name} has {len(files)} {mode} shard(s) but {pipelines} input "
-                "pipelines; regenerate the data with more shards or use fewer workers."
-            )
-        dataset = dataset.shard(pipelines, input_context.input_pipeline_id)
-    if shuffle:
-        dataset = dataset.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
-    if repeat:
-        dataset = dataset.repeat()
-    dataset = dataset.interleave(
-        tf.data.TFRecordDataset,
-        cycle_length=min(len(files), 4),
-        num_parallel_calls=_AUTOTUNE,
-        deterministic=not shuffle,
-    )
-    if shuffle:
-        dataset = dataset.shuffle(problem.shuffle_buffer_size, seed=seed)
+    dataset = _records(problem, mode, data_dir, input_context, shuffle, repeat, seed)
 
     if training:
         # A per-example seed keeps dither and SpecAugment repeatable.

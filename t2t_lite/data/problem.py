@@ -320,6 +320,19 @@ class Problem:
             kwargs["input_vocab_size"] = encoders["inputs"].vocab_size
         return kwargs
 
+    def has_split(self, data_dir: str, split: str) -> bool:
+        """Whether datagen wrote shards of `split` into `data_dir`."""
+        return bool(shards.existing_shards(data_dir, self.name, split))
+
+    def decode_splits(self, data_dir: str, split: str) -> list[str]:
+        """The splits the decoder reports, each on its own, for `split` (a mix: one per member)."""
+        del data_dir
+        return [split]
+
+    def manifest_lengths(self, data_dir: str, split: str) -> dict | None:
+        """The stored lengths datagen recorded for `split` (`shards.read_manifest_lengths`)."""
+        return shards.read_manifest_lengths(data_dir, self.name, split)
+
     def require_data(self, data_dir: str, split: str) -> list[str]:
         """The shard paths of `split`, checked against datagen's manifest.
 

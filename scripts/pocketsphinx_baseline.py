@@ -1,0 +1,100 @@
+"""A recognizer a user can install, on the same test audio: PocketSphinx.
+
+    pip install pocketsphinx     # the US-English model ships inside the wheel
+    python scripts/pocketsphinx_baseline.py --problem=mini_librispeech --data_dir=$DATA \
+        [--split=test] [--out=$DATA/pocketsphinx_mini_librispeech_test.txt]
+
+Reads the split's records exactly as `t2t-lite-decoder` does (the shards
+datagen wrote: the same waveforms, the same references), decodes each
+waveform with PocketSphinx's default US-English acoustic model, its
+bundled 3-gram LM and CMUdict, lower-cases the hypotheses (the references'
+case), and prints WER / CER (jiwer, as the decoder does) with the decoder's
+breakdown by speaker. Hypotheses, references and metrics are written as
+the decoder writes them (`<out>`, `.targets`, `.metrics.json`). A
+benchmark, not a test: it takes PocketSphinx about a third of real time per
+core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+
+def _parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--problem", required=True, help="a registered speech problem")
+    parser.add_argument("--data_dir", required=True)
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--out", help="hypotheses file (default: beside the shards)")
+    parser.add_argument("--limit", type=int, default=0, help="decode only this many (0: all)")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = _parse_args(argv)
+    try:
+        from pocketsphinx import Decoder
+    except ImportError:
+        sys.exit("pocketsphinx_baseline: pip install pocketsphinx first.")
+    from t2t_lite import registry
+    from t2t_lite.data.speech_features import PCM_SCALE
+    from t2t_lite.data.text_encoders import ByteTextEncoder
+    from t2t_lite.decoding.evaluation import scoring, speaker_groups
+    from t2t_lite.decoding.input_batches import record_waveform_batches
+
+    problem = registry.problem(args.problem)
+    out = args.out or os.path.join(args.data_dir, f"pocketsphinx_{problem.name}_{args.split}.txt")
+    decoder = Decoder(samprate=16000)
+    encoder = ByteTextEncoder()
+    hypotheses, references, ids = [], [], []
+    audio_seconds, start = 0.0, time.time()
+    for waveforms, lengths, targets, batch_ids in record_waveform_batches(
+        problem, args.data_dir, args.split, batch_size=16
+    ):
+        batch = zip(waveforms, lengths, targets, batch_ids, strict=True)
+        for waveform, length, target, utterance_id in batch:
+            pcm = np.clip(np.round(waveform[:length] * PCM_SCALE), -32768, 32767).astype("<i2")
+            decoder.start_utt()
+            decoder.process_raw(pcm.tobytes(), full_utt=True)
+            decoder.end_utt()
+            hypothesis = decoder.hyp()
+            hypotheses.append(hypothesis.hypstr.lower() if hypothesis else "")
+            references.append(encoder.decode([t for t in target if t > 1]))
+            ids.append(utterance_id)
+            audio_seconds += length / 16000
+            if len(ids) % 100 == 0:
+                print(f"{len(ids)} decoded, {time.time() - start:.0f} s", file=sys.stderr)
+            if args.limit and len(ids) >= args.limit:
+                break
+        if args.limit and len(ids) >= args.limit:
+            break
+    elapsed = time.time() - start
+    scores = scoring.score(["wer", "cer"], hypotheses, references)
+    speakers = speaker_groups.read_speakers(problem, args.data_dir, args.split)
+    breakdown = speaker_groups.speaker_breakdown(hypotheses, references, ids, speakers)
+    with open(out, "w") as handle:
+        handle.write("\n".join(hypotheses) + "\n")
+    with open(out + ".targets", "w") as handle:
+        handle.write("\n".join(references) + "\n")
+    metrics = {**scores, **breakdown, "examples": len(ids), "seconds": elapsed,
+               "real_time_factor": elapsed / max(audio_seconds, 1e-9)}  # fmt: skip
+    with open(out + ".metrics.json", "w") as handle:
+        json.dump(metrics, handle, indent=2, sort_keys=True)
+    print(
+        f"pocketsphinx {problem.name} {args.split}: WER {scores['wer']:.4f}, "
+        f"CER {scores['cer']:.4f}, {len(ids)} utterances, "
+        f"{audio_seconds / 60:.1f} min of audio in {elapsed / 60:.1f} min"
+    )
+    if breakdown:
+        print(f"by speaker: {speaker_groups.summary_line(breakdown)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

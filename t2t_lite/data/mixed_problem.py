@@ -1,0 +1,207 @@
+"""One model on several problems: T2T's `MultiProblem`, as a registered problem.
+
+A mixed problem names registered member problems and the weight of each in
+training. It is a problem like any other, so the trainer, decoder, exporter
+and server take it unchanged:
+
+    @registry.register_problem
+    class RealSpeechMix(MixedProblem):
+        members = ("mini_librispeech", "speechocean762", "spoken_synth")
+        weights = (0.25, 0.35, 0.4)
+
+    t2t-lite-datagen --problem=real_speech_mix ...   # each member's datagen
+    t2t-lite-trainer --problem=real_speech_mix ...   # one model, one vocabulary
+
+Data: the members' own shards in `data_dir`; nothing is copied. Training
+draws each example from a member chosen at random with its weight
+(`tf.data.Dataset.sample_from_datasets`, each member's stream shuffled and
+repeated on its own), so a weight is a share of examples, as T2T's
+`multiproblem` mixing was. Dev and test are the members' own: the split
+`dev` (or `test`) is every member's dev (test) read in turn, and
+`<split>_<member>` one member's alone (`--dataset_split=test_mini_librispeech`);
+the decoder decodes each member's test in turn and reports each (a WER over
+several corpora at once says little).
+
+Members must agree on what the model sees (the input modality and the
+targets' vocabulary); everything about featurization, lengths and hparams
+is the first member's, so members should share a base class (e.g. speech
+problems with byte targets).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from t2t_lite import registry
+from t2t_lite.data import shards
+from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError, DatagenReport, Problem
+from t2t_lite.data.text_encoders import TextEncoder
+from t2t_lite.hparam import HParams
+
+
+class MixedProblem(Problem):
+    """Several registered problems trained as one (see the module docstring).
+
+    Class attributes:
+      members: the members' registered names; the first one's featurization,
+        lengths and hparams are the mix's.
+      weights: each member's share of the training examples (any positive
+        numbers; normalized).
+    """
+
+    members: tuple[str, ...] = ()
+    weights: tuple[float, ...] = ()
+
+    @functools.cached_property
+    def member_problems(self) -> tuple[Problem, ...]:
+        """The members, looked up in the registry (a mix of mixes is refused)."""
+        if len(self.members) < 2 or len(self.weights) != len(self.members):
+            raise ValueError(
+                f"{self.name}: a mixed problem needs two or more members and one weight "
+                f"each; got members {self.members} and weights {self.weights}."
+            )
+        if min(self.weights) <= 0:
+            raise ValueError(f"{self.name}: mixing weights must be positive, got {self.weights}.")
+        problems = tuple(registry.problem(name) for name in self.members)
+        for member in problems:
+            if isinstance(member, MixedProblem):
+                raise ValueError(f"{self.name}: member {member.name} is itself a mix.")
+            if member.input_modality != problems[0].input_modality:
+                raise ValueError(
+                    f"{self.name}: members {problems[0].name} and {member.name} take "
+                    "different inputs; a mix trains one model on one kind of input."
+                )
+        return problems
+
+    @property
+    def primary(self) -> Problem:
+        """The member whose featurization, lengths and hparams the mix uses."""
+        return self.member_problems[0]
+
+    @property
+    def mixing_weights(self) -> np.ndarray:
+        """`weights` normalized to sum to 1, in `members` order."""
+        weights = np.asarray(self.weights, np.float64)
+        return weights / weights.sum()
+
+    @property
+    def input_modality(self):  # type: ignore[override]
+        return self.primary.input_modality
+
+    @property
+    def eval_metrics(self):  # type: ignore[override]
+        return self.primary.eval_metrics
+
+    @property
+    def shuffle_buffer_size(self):  # type: ignore[override]
+        return self.primary.shuffle_buffer_size
+
+    # -- data generation ------------------------------------------------------------
+
+    def generate_data(self, data_dir: str, tmp_dir: str, overwrite: bool = False) -> DatagenReport:
+        """Each member's datagen in turn; the report lists "<member> <split>"."""
+        report = DatagenReport(self.name)
+        for member in self.member_problems:
+            for split, split_report in member.generate_data(
+                data_dir, tmp_dir, overwrite
+            ).splits.items():
+                report.splits[f"{member.name} {split}"] = split_report
+        return report
+
+    # -- splits ---------------------------------------------------------------------
+
+    def member_split(self, split: str) -> tuple[tuple[Problem, ...], str]:
+        """The members a split reads and their split: `test` -> (all, "test"),
+        `test_<member>` -> ((member,), "test").
+
+        Raises:
+          DataError: the split names no split of a member.
+        """
+        if split in (TRAIN, EVAL, TEST):
+            return self.member_problems, split
+        for member in self.member_problems:
+            for base in (TRAIN, EVAL, TEST):
+                if split == f"{base}_{member.name}":
+                    return (member,), base
+        names = ", ".join(f"{base}_<member>" for base in (EVAL, TEST))
+        raise DataError(
+            f"{self.name} has no split {split!r}: use train, dev, test or {names} "
+            f"(members: {', '.join(self.members)})."
+        )
+
+    def decode_splits(self, data_dir: str, split: str) -> list[str]:
+        """The splits the decoder reports for `split`: one per member with data."""
+        members, base = self.member_split(split)
+        if len(members) == 1:
+            return [split]
+        found = [m for m in members if shards.existing_shards(data_dir, m.name, base)]
+        return [f"{base}_{member.name}" for member in found] or [split]
+
+    def require_data(self, data_dir: str, split: str) -> list[str]:
+        members, base = self.member_split(split)
+        return [path for member in members for path in member.require_data(data_dir, base)]
+
+    def has_split(self, data_dir: str, split: str) -> bool:
+        """Whether any member it reads has shards of `split`."""
+        members, base = self.member_split(split)
+        return any(shards.existing_shards(data_dir, m.name, base) for m in members)
+
+    def manifest_lengths(self, data_dir: str, split: str) -> dict | None:
+        members, base = self.member_split(split)
+        found = [member.manifest_lengths(data_dir, base) for member in members]
+        if any(lengths is None for lengths in found):
+            return None
+        return {name: np.concatenate([f[name] for f in found]) for name in found[0]}
+
+    # -- what the model sees: the first member's --------------------------------------
+
+    def feature_encoders(self, data_dir: str) -> dict[str, TextEncoder]:
+        encoders = self.primary.feature_encoders(data_dir)
+        for member in self.member_problems[1:]:
+            other = member.feature_encoders(data_dir)
+            for name, encoder in encoders.items():
+                theirs = other.get(name)
+                if type(theirs) is not type(encoder) or theirs.vocab_size != encoder.vocab_size:
+                    raise DataError(
+                        f"{self.name}: members {self.primary.name} and {member.name} encode "
+                        f"{name} differently; a mix shares one vocabulary."
+                    )
+        return encoders
+
+    def example_spec(self) -> dict:
+        return self.primary.example_spec()
+
+    def decode_example(self, serialized):
+        return self.primary.decode_example(serialized)
+
+    def preprocess_example(self, example, mode, hparams, seed=None):
+        return self.primary.preprocess_example(example, mode, hparams, seed)
+
+    def batching_length(self, model_lengths: dict, hparams: HParams):
+        return self.primary.batching_length(model_lengths, hparams)
+
+    def batch_spec(self, hparams: HParams) -> dict:
+        return self.primary.batch_spec(hparams)
+
+    def model_lengths(self, features: dict) -> dict:
+        return self.primary.model_lengths(features)
+
+    def stored_lengths(self, example: dict) -> dict:
+        return self.primary.stored_lengths(example)
+
+    def model_lengths_of_stored(self, stored_lengths: dict, hparams: HParams) -> dict:
+        return self.primary.model_lengths_of_stored(stored_lengths, hparams)
+
+    def stored_seconds(self, stored_lengths: dict):
+        return self.primary.stored_seconds(stored_lengths)
+
+    def padded_shapes(self, limit, hparams: HParams) -> dict:
+        return self.primary.padded_shapes(limit, hparams)
+
+    def add_hparams(self, hparams: HParams) -> HParams:
+        return self.primary.add_hparams(hparams)
+
+    def hparams_read(self) -> tuple[str, ...]:
+        return self.primary.hparams_read()

@@ -20,7 +20,8 @@ repeated on its own), so a weight is a share of examples, as T2T's
 `dev` (or `test`) is every member's dev (test) read in turn, and
 `<split>_<member>` one member's alone (`--dataset_split=test_mini_librispeech`);
 the decoder decodes each member's test in turn and reports each (a WER over
-several corpora at once says little).
+several corpora at once says little). Any other split a member has (a
+noisy test split, `test_pink_20db`) is read from the members that have it.
 
 Members must agree on what the model sees (the input modality and the
 targets' vocabulary); everything about featurization, lengths and hparams
@@ -112,44 +113,51 @@ class MixedProblem(Problem):
 
     # -- splits ---------------------------------------------------------------------
 
-    def member_split(self, split: str) -> tuple[tuple[Problem, ...], str]:
+    def member_split(self, split: str, data_dir: str | None = None) -> tuple[tuple, str]:
         """The members a split reads and their split: `test` -> (all, "test"),
-        `test_<member>` -> ((member,), "test").
+        `test_<member>` -> ((member,), "test"). Another split (e.g. a noisy
+        test split, `test_pink_20db`) is read from the members that have it
+        in `data_dir`.
 
         Raises:
-          DataError: the split names no split of a member.
+          DataError: no member has the split.
         """
-        if split in (TRAIN, EVAL, TEST):
-            return self.member_problems, split
         for member in self.member_problems:
-            for base in (TRAIN, EVAL, TEST):
-                if split == f"{base}_{member.name}":
-                    return (member,), base
-        names = ", ".join(f"{base}_<member>" for base in (EVAL, TEST))
-        raise DataError(
-            f"{self.name} has no split {split!r}: use train, dev, test or {names} "
-            f"(members: {', '.join(self.members)})."
-        )
+            suffix = f"_{member.name}"
+            if split.endswith(suffix) and len(split) > len(suffix):
+                return (member,), split[: -len(suffix)]
+        if split in (TRAIN, EVAL, TEST) or data_dir is None:
+            return self.member_problems, split
+        having = tuple(m for m in self.member_problems if m.has_split(data_dir, split))
+        if not having:
+            raise DataError(
+                f"{self.name} has no split {split!r}: use train, dev, test, "
+                f"<split>_<member> or a split a member has (members: {', '.join(self.members)})."
+            )
+        return having, split
 
     def decode_splits(self, data_dir: str, split: str) -> list[str]:
         """The splits the decoder reports for `split`: one per member with data."""
-        members, base = self.member_split(split)
+        members, base = self.member_split(split, data_dir)
         if len(members) == 1:
             return [split]
         found = [m for m in members if shards.existing_shards(data_dir, m.name, base)]
         return [f"{base}_{member.name}" for member in found] or [split]
 
     def require_data(self, data_dir: str, split: str) -> list[str]:
-        members, base = self.member_split(split)
+        members, base = self.member_split(split, data_dir)
         return [path for member in members for path in member.require_data(data_dir, base)]
 
     def has_split(self, data_dir: str, split: str) -> bool:
         """Whether any member it reads has shards of `split`."""
-        members, base = self.member_split(split)
+        try:
+            members, base = self.member_split(split, data_dir)
+        except DataError:
+            return False
         return any(shards.existing_shards(data_dir, m.name, base) for m in members)
 
     def manifest_lengths(self, data_dir: str, split: str) -> dict | None:
-        members, base = self.member_split(split)
+        members, base = self.member_split(split, data_dir)
         found = [member.manifest_lengths(data_dir, base) for member in members]
         if any(lengths is None for lengths in found):
             return None

@@ -74,7 +74,7 @@ def test_dev_and_test_are_each_members_own(mix_data):
     assert problem.has_split(data_dir, f"{EVAL}_{IDENTITY}")
     lengths = problem.manifest_lengths(data_dir, TRAIN)
     assert len(lengths["targets"]) == 1200
-    with pytest.raises(DataError, match=r"no split 'test_nobody'.*test_<member>"):
+    with pytest.raises(DataError, match=r"no split 'test_nobody'.*<split>_<member>"):
         problem.require_data(data_dir, "test_nobody")
 
 

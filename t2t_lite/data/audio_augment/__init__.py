@@ -21,11 +21,13 @@ One module per augmentation, each usable alone:
 
     speed.py     speed_perturb: band-limited resampling by a random factor
     volume.py    volume_perturb: a random gain
-    noise.py     colored_noise, add_noise, load_noise_bank
+    noise.py     colored_noise, mains_hum, add_noise, scale_to_snr, load_noise_bank
     reverb.py    synthetic_rir, reverberate, load_rir_bank
     pause.py     append_pause, prepend_pause: quieter noise after / before it
     config.py    AUGMENT_HPARAMS, AugmentConfig, augment_waveform, pause_after,
                  pause_before
+    conditions.py  fixed, named listening conditions for noisy test splits
+                 (CONDITIONS, apply_condition), made with the generators above
     draws.py     the stateless seed splits, uniform draws and coins
     waveform.py  the input check, clipping and fast FFT lengths they share
 """

@@ -89,6 +89,56 @@ def colored_noise(
     return noise * tf.math.rsqrt(tf.maximum(power, 1e-20))
 
 
+def mains_hum(
+    num_samples,
+    seed=None,
+    sample_rate: int = SAMPLE_RATE,
+    harmonics: int = 8,
+) -> tf.Tensor:
+    """The hum of mains power picked up by a microphone's cable, at unit RMS.
+
+    A 50 Hz or 60 Hz fundamental (drawn: Europe and Asia, or the Americas)
+    and its first `harmonics - 1` multiples, the k-th at amplitude 1/k and a
+    random phase each: the buzz of a ground loop or a cheap adapter.
+
+    Args:
+      num_samples: int scalar (Python or tensor) >= 0.
+      seed: an int `[2]` seed or a Python int; None draws a fresh one.
+      sample_rate: sample rate in Hz.
+      harmonics: how many multiples of the fundamental, itself included.
+
+    Returns:
+      float32 `[num_samples]` with mean square 1 (for a few periods or more).
+
+    Example:
+      >>> hum = mains_hum(16000, seed=[1, 2])
+      >>> round(float(tf.math.reduce_std(hum)), 2)
+      1.0
+    """
+    mains_seed, phase_seed = split_seed(seed, 2)
+    fundamental = tf.gather(tf.constant([50.0, 60.0]), uniform_index(mains_seed, 2))
+    multiples = tf.range(1, harmonics + 1, dtype=tf.float32)
+    phases = tf.random.stateless_uniform([harmonics], phase_seed, maxval=2 * np.pi)
+    seconds = tf.range(tf.cast(num_samples, tf.int32), dtype=tf.float32) / sample_rate
+    angles = 2 * np.pi * fundamental * seconds[:, None] * multiples + phases
+    hum = tf.reduce_sum(tf.sin(angles) / multiples, axis=1)
+    return hum * tf.math.rsqrt(tf.maximum(tf.reduce_mean(tf.square(hum)), 1e-20))
+
+
+def scale_to_snr(waveform, noise, snr_db, sample_rate: int = SAMPLE_RATE) -> tf.Tensor:
+    """`noise` scaled so that `waveform`'s active level is `snr_db` above its mean square.
+
+    The signal level is `_active_power` (the non-silent 10 ms blocks); a
+    waveform with no sound gives zero noise.
+    """
+    signal_power = _active_power(waveform, max(sample_rate // 100, 1))
+    noise_power = tf.math.divide_no_nan(
+        tf.reduce_sum(tf.square(noise)), tf.cast(tf.size(noise), tf.float32)
+    )
+    snr = tf.pow(10.0, tf.cast(snr_db, tf.float32) / 10.0)
+    return noise * tf.sqrt(tf.math.divide_no_nan(signal_power, noise_power * snr))
+
+
 def add_noise(
     waveform,
     noise_bank=None,
@@ -147,12 +197,7 @@ def add_noise(
         clip_samples = tf.shape(bank)[1]
         offset = uniform_index(offset_seed, clip_samples)
         noise = tf.gather(clip, (offset + tf.range(num_samples)) % clip_samples)
-    signal_power = _active_power(waveform, max(sample_rate // 100, 1))
-    noise_power = tf.math.divide_no_nan(
-        tf.reduce_sum(tf.square(noise)), tf.cast(num_samples, tf.float32)
-    )
-    scale = tf.sqrt(tf.math.divide_no_nan(signal_power, noise_power * tf.pow(10.0, snr_db / 10.0)))
-    return clip_to_unit_range(waveform + scale * noise)
+    return clip_to_unit_range(waveform + scale_to_snr(waveform, noise, snr_db, sample_rate))
 
 
 def load_noise_bank(

@@ -264,6 +264,8 @@ def featurize_with_times(waveform, times, config: FeatureConfig, training: bool,
     lead = tf.constant(0)
     if training and config.augment.lead_enabled:  # moves every time by its length
         waveform, lead = audio_augment.pause_before(waveform, config.augment, seed)
+    if training and config.augment.microphone_enabled:  # over the pauses too
+        waveform = audio_augment.microphone(waveform, config.augment, seed)
     waveforms, lengths, cut = clean_waveforms(waveform[None], tf.shape(waveform)[:1])
     features, _ = featurize_batch(
         waveforms, lengths, config, training=training, seed=seed, cleaned=True

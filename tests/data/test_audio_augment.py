@@ -11,9 +11,12 @@ from t2t_lite.data.audio_augment import (
     AUGMENT_HPARAMS,
     AugmentConfig,
     augment_waveform,
+    microphone,
     pause_after,
     pause_before,
 )
+from t2t_lite.data.audio_augment.band import band_limit
+from t2t_lite.data.audio_augment.floor import add_floor
 from t2t_lite.data.audio_augment.noise import add_noise, colored_noise, load_noise_bank
 from t2t_lite.data.audio_augment.pause import append_pause, prepend_pause
 from t2t_lite.data.audio_augment.reverb import load_rir_bank, reverberate, synthetic_rir
@@ -203,13 +206,23 @@ def test_colored_noise_spectra_slope_as_asked():
     assert low_share(white) < low_share(pink) < low_share(brown)
 
 
-def test_generated_noise_varies_its_color_with_the_seed():
+def _kind(noise) -> str:
+    """"hum" when nearly all the power is at multiples of 50 or 60 Hz, else the slope."""
+    spectrum = np.abs(np.fft.rfft(noise)) ** 2
+    hertz = np.fft.rfftfreq(len(noise), 1 / RATE)
+    for mains in (50, 60):
+        if np.sum(spectrum[(hertz % mains == 0) & (hertz > 0)]) > 0.99 * np.sum(spectrum):
+            return "hum"
+    return str(round(_log_slope(noise)))
+
+
+def test_generated_noise_varies_its_kind_with_the_seed():
     waveform = _sine(500, 8000, amplitude=0.2)
-    slopes = {
-        round(_log_slope(add_noise(waveform, None, 0.0, 0.0, seed=[s, 3]).numpy() - waveform))
-        for s in range(12)
+    kinds = {
+        _kind(add_noise(waveform, None, 0.0, 0.0, seed=[s, 3]).numpy() - waveform)
+        for s in range(16)
     }
-    assert slopes == {0, -1, -2}
+    assert kinds == {"0", "-1", "-2", "hum"}
 
 
 # ----------------------------------------------------------------------- reverb
@@ -453,3 +466,62 @@ def test_next_fast_length_is_five_smooth_and_not_smaller():
             while fast % prime == 0:
                 fast //= prime
         assert fast == 1
+
+
+# ------------------------------------------------------- the room and the microphone
+
+
+def test_a_floor_is_at_its_absolute_level_whatever_the_speech():
+    for level in (0.01, 0.15):  # no clipping: the difference is the floor alone
+        speech = _speech_like(16000) * level / 0.1
+        out = add_floor(speech, (-60.0, -60.0), seed=[4, 5]).numpy()
+        assert abs(_power_db(out - speech) - (-60.0)) < 0.2
+    levels = [_power_db(add_floor(np.zeros(8000, np.float32), (-75.0, -45.0), [s, 1]))
+              for s in range(20)]  # fmt: skip
+    assert -75.2 < min(levels) < -65 and -55 < max(levels) < -44.8
+
+
+def test_a_band_limit_cuts_outside_the_band_and_keeps_inside():
+    tones = {hz: _sine(hz, RATE, amplitude=0.1) for hz in (60, 150, 1000, 3000, 6000)}
+    kept = {
+        hz: _power_db(band_limit(tone, (300.0, 300.0), (3400.0, 3400.0), seed=1)) - _power_db(tone)
+        for hz, tone in tones.items()
+    }
+    assert abs(kept[1000]) < 0.1 and abs(kept[3000]) < 0.1, kept  # inside the band
+    assert kept[60] < -40 and kept[6000] < -40, kept  # over half an octave outside
+    assert kept[150] < -3  # on the skirt, half an octave... one under the edge
+
+
+def test_microphone_adds_the_floor_over_the_pauses_and_is_off_by_default():
+    speech = _speech_like(8000)
+    assert not AugmentConfig().microphone_enabled
+    np.testing.assert_array_equal(microphone(speech, AugmentConfig(), [1, 2]), speech)
+    config = AugmentConfig(floor_prob=1.0, floor_dbfs=(-50.0, -50.0), lead_prob=1.0,
+                           lead_seconds=(0.5, 0.5), pause_db=(200.0, 200.0))  # fmt: skip
+    with_lead, lead = pause_before(speech, config, seed=[3, 4])
+    out = microphone(with_lead, config, seed=[3, 4]).numpy()
+    assert int(lead) == 8000 and abs(_power_db(out[:8000]) - (-50.0)) < 0.3
+    np.testing.assert_array_equal(out, microphone(with_lead, config, seed=[3, 4]))
+    with pytest.raises(ValueError, match="must lie under"):
+        AugmentConfig(band_low_hz=(100.0, 5000.0), band_high_hz=(3400.0, 8000.0))
+
+
+def test_featurization_hears_the_floor_in_training_only():
+    from t2t_lite.data.feature_config import FeatureConfig
+    from t2t_lite.data.speech_features import featurize
+    from t2t_lite.hparam import HParams as _HParams
+
+    hparams = _HParams(**AUGMENT_HPARAMS, audio_sample_rate=RATE)
+    quiet = np.zeros(16000, np.float32)
+    quiet[4000:12000] = _speech_like(8000)
+    plain = FeatureConfig.from_hparams(hparams)
+    floored = FeatureConfig.from_hparams(
+        hparams.parse("aug_floor_prob=1.0,aug_floor_dbfs=[-40,-40]")
+    )
+    np.testing.assert_allclose(
+        featurize(quiet, floored, training=False), featurize(quiet, plain, training=False)
+    )
+    # In training the floor fills the digital silence at the ends, so none
+    # of the second is trimmed away as silence any more.
+    assert featurize(quiet, plain, training=True, seed=[1, 2]).shape[0] == 50
+    assert featurize(quiet, floored, training=True, seed=[1, 2]).shape[0] == 100

@@ -24,8 +24,10 @@ One module per augmentation, each usable alone:
     noise.py     colored_noise, mains_hum, add_noise, scale_to_snr, load_noise_bank
     reverb.py    synthetic_rir, reverberate, load_rir_bank
     pause.py     append_pause, prepend_pause: quieter noise after / before it
+    floor.py     add_floor: a room's noise floor at an absolute level
+    band.py      band_limit: a microphone's or telephone line's band
     config.py    AUGMENT_HPARAMS, AugmentConfig, augment_waveform, pause_after,
-                 pause_before
+                 pause_before, microphone
     conditions.py  fixed, named listening conditions for noisy test splits
                  (CONDITIONS, apply_condition), made with the generators above
     draws.py     the stateless seed splits, uniform draws and coins
@@ -36,8 +38,16 @@ from t2t_lite.data.audio_augment.config import (
     AUGMENT_HPARAMS,
     AugmentConfig,
     augment_waveform,
+    microphone,
     pause_after,
     pause_before,
 )
 
-__all__ = ["AUGMENT_HPARAMS", "AugmentConfig", "augment_waveform", "pause_after", "pause_before"]
+__all__ = [
+    "AUGMENT_HPARAMS",
+    "AugmentConfig",
+    "augment_waveform",
+    "microphone",
+    "pause_after",
+    "pause_before",
+]

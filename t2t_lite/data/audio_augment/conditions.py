@@ -149,7 +149,7 @@ def apply_condition(
     Example:
       >>> speech = np.sin(np.arange(16000) * 0.3).astype(np.float32) * 0.1
       >>> apply_condition(speech, CONDITIONS["floor60_lead1"], seed=3).shape
-      (24000,)
+      (40000,)
     """
     seeds = tf.random.split(tf.constant([seed & 0x7FFFFFFF, 0x526F6F6D], tf.int64), 3)
     speech = tf.convert_to_tensor(np.asarray(waveform, np.float32))

@@ -2,9 +2,10 @@
 
 `AUGMENT_HPARAMS` are the `aug_*` hparams a speech problem adds;
 `AugmentConfig.from_hparams` reads them; `augment_waveform` applies what the
-config enables (speed, reverberation, noise, volume), and `pause_after` the
-pause after the utterance, each from its own stateless draws, so the same
-seed gives the same output.
+config enables (speed, reverberation, noise, volume), `pause_after` and
+`pause_before` the pauses around the utterance, and `microphone` a room's
+floor and a microphone's band over all of it, each from its own stateless
+draws, so the same seed gives the same output.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import functools
 
 import tensorflow as tf
 
+from t2t_lite.data.audio_augment.band import band_limit
 from t2t_lite.data.audio_augment.draws import coin, split_seed
+from t2t_lite.data.audio_augment.floor import add_floor
 from t2t_lite.data.audio_augment.noise import add_noise, cached_noise_bank
 from t2t_lite.data.audio_augment.pause import append_pause, prepend_pause
 from t2t_lite.data.audio_augment.reverb import cached_rir_bank, reverberate
@@ -54,11 +57,21 @@ AUGMENT_HPARAMS = {
     # pause after: the quiet before a speaker starts.
     "aug_lead_prob": 0.0,
     "aug_lead_seconds": [0.2, 1.5],
+    # A room's noise floor (`floor.add_floor`) at an absolute level drawn in
+    # [min, max] dBFS, under everything, pauses included.
+    "aug_floor_prob": 0.0,
+    "aug_floor_dbfs": [-75.0, -45.0],
+    # A microphone's or telephone line's band (`band.band_limit`): lower edge
+    # drawn in aug_band_low_hz, upper in aug_band_high_hz.
+    "aug_band_prob": 0.0,
+    "aug_band_low_hz": [50.0, 400.0],
+    "aug_band_high_hz": [3400.0, 8000.0],
 }
 
 _AUGMENT_TAG = 0x417567  # "Aug": augment_waveform's stream, apart from dither's
 _PAUSE_TAG = 0x506175  # "Pau": pause_after's
 _LEAD_TAG = 0x4C6561  # "Lea": pause_before's
+_MICROPHONE_TAG = 0x4D6963  # "Mic": microphone's
 
 
 def _float_pair(name: str, value) -> tuple[float, float]:
@@ -102,6 +115,11 @@ class AugmentConfig:
     pause_db: tuple[float, float] = (30.0, 50.0)
     lead_prob: float = 0.0
     lead_seconds: tuple[float, float] = (0.2, 1.5)
+    floor_prob: float = 0.0
+    floor_dbfs: tuple[float, float] = (-75.0, -45.0)
+    band_prob: float = 0.0
+    band_low_hz: tuple[float, float] = (50.0, 400.0)
+    band_high_hz: tuple[float, float] = (3400.0, 8000.0)
     sample_rate: int = SAMPLE_RATE
 
     def __post_init__(self):
@@ -116,8 +134,15 @@ class AugmentConfig:
         set_field("pause_seconds", _float_pair("pause_seconds", self.pause_seconds))
         set_field("pause_db", _float_pair("pause_db", self.pause_db))
         set_field("lead_seconds", _float_pair("lead_seconds", self.lead_seconds))
+        for name in ("floor_dbfs", "band_low_hz", "band_high_hz"):
+            set_field(name, _float_pair(name, getattr(self, name)))
+        if self.band_low_hz[1] >= self.band_high_hz[0]:
+            raise ValueError(
+                f"band_low_hz {list(self.band_low_hz)} must lie under band_high_hz "
+                f"{list(self.band_high_hz)}."
+            )
         probabilities = ("speed_prob", "volume_prob", "noise_prob", "reverb_prob", "pause_prob",
-                         "lead_prob")  # fmt: skip
+                         "lead_prob", "floor_prob", "band_prob")  # fmt: skip
         for name in probabilities:
             set_field(name, _probability(name, getattr(self, name)))
         set_field("sample_rate", int(self.sample_rate))
@@ -145,6 +170,10 @@ class AugmentConfig:
     @property
     def lead_enabled(self) -> bool:
         return self.lead_prob > 0
+
+    @property
+    def microphone_enabled(self) -> bool:
+        return self.floor_prob > 0 or self.band_prob > 0
 
     @property
     def enabled(self) -> bool:
@@ -189,6 +218,11 @@ class AugmentConfig:
             pause_db=tuple(get("aug_pause_db")),
             lead_prob=get("aug_lead_prob"),
             lead_seconds=tuple(get("aug_lead_seconds")),
+            floor_prob=get("aug_floor_prob"),
+            floor_dbfs=tuple(get("aug_floor_dbfs")),
+            band_prob=get("aug_band_prob"),
+            band_low_hz=tuple(get("aug_band_low_hz")),
+            band_high_hz=tuple(get("aug_band_high_hz")),
             sample_rate=hparams.get("audio_sample_rate", SAMPLE_RATE),
         )
 
@@ -316,3 +350,31 @@ def pause_before(waveform, config: AugmentConfig, seed=None) -> tuple[tf.Tensor,
     if config.lead_prob >= 1.0:
         return lead()
     return tf.cond(coin(coin_seed, config.lead_prob), lead, lambda: (waveform, tf.constant(0)))
+
+
+def microphone(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
+    """What the microphone adds last: a room's noise floor at an absolute level
+    (`floor.add_floor`, with `config.floor_prob`) under everything, pauses
+    included, then its band (`band.band_limit`, with `config.band_prob`), each
+    from its own stream of the example's seed. Apply after `pause_before`.
+    Use it in training only.
+
+    Example:
+      >>> config = AugmentConfig(floor_prob=1.0, floor_dbfs=(-60.0, -60.0))
+      >>> microphone(tf.zeros([16000]), config, seed=[1, 2]).shape
+      TensorShape([16000])
+    """
+    waveform = as_waveform(waveform)
+    if not config.microphone_enabled:
+        return waveform
+    seeds = split_seed(tf.random.fold_in(stateless_seed(seed), _MICROPHONE_TAG), 4)
+    rate = config.sample_rate
+    if config.floor_prob > 0:
+        floor = functools.partial(add_floor, waveform, config.floor_dbfs, seeds[1], rate)
+        waveform = _maybe(seeds[0], config.floor_prob, floor, waveform)
+    if config.band_prob > 0:
+        band = functools.partial(
+            band_limit, waveform, config.band_low_hz, config.band_high_hz, seeds[3], rate
+        )
+        waveform = _maybe(seeds[2], config.band_prob, band, waveform)
+    return waveform

@@ -1,7 +1,7 @@
 """Additive noise at a random SNR: generated colored noise or a bank of noise files.
 
 With no noise directory, the noise is generated white, pink or brown noise
-(`colored_noise`); otherwise clips of the user's WAV/FLAC files
+(`colored_noise`) or mains hum (`mains_hum`); otherwise clips of the user's WAV/FLAC files
 (`load_noise_bank`, read once with NumPy and captured in the graph as a
 constant).
 """
@@ -158,8 +158,8 @@ def add_noise(
 
     The noise is a random clip of `noise_bank` read from a random offset
     (wrapping around, so the clip is tiled when shorter than the utterance)
-    or, with no bank, generated white, pink or brown noise (`colored_noise`,
-    one of the three at random).
+    or, with no bank, generated white, pink or brown noise (`colored_noise`)
+    or mains hum (`mains_hum`), one of the four at random.
 
     Args:
       waveform: float32 `[samples]`.
@@ -187,8 +187,12 @@ def add_noise(
     snr_seed, choice_seed, offset_seed, noise_seed = split_seed(seed, 4)
     snr_db = uniform(snr_seed, float(min_snr_db), float(max_snr_db))
     if noise_bank is None:
-        beta = tf.gather(tf.constant([0.0, 1.0, 2.0]), uniform_index(choice_seed, 3))
-        noise = colored_noise(num_samples, beta, noise_seed, sample_rate)
+        kind = uniform_index(choice_seed, 4)  # white, pink, brown, hum
+        noise = tf.cond(
+            kind < 3,
+            lambda: colored_noise(num_samples, tf.cast(kind, tf.float32), noise_seed, sample_rate),
+            lambda: mains_hum(num_samples, noise_seed, sample_rate),
+        )
     else:
         bank = tf.convert_to_tensor(noise_bank, tf.float32)
         if bank.shape.rank != 2 or bank.shape[0] == 0 or bank.shape[1] == 0:

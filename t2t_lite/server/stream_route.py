@@ -20,7 +20,10 @@ stream's clock. Finals with no words are not sent. A message the protocol
 does not allow gets `{"type": "error", "error": sentence}` and the
 connection is closed (1003 for audio that cannot be read, 1008 for
 anything else out of protocol, 1011 if the model fails). One stream's
-state lives in its handler and is freed when the client leaves.
+state lives in its handler and is freed when the client leaves. An export
+that does not stream but gives timed words (a CTC head) is streamed in
+full context (`full_context_stream.py`): each partial is the utterance so
+far transcribed whole.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from t2t_lite.server.app_state import (
     not_ready,
     words_json,
 )
+from t2t_lite.server.full_context_stream import FullContextStream, can_stream_in_full_context
 from t2t_lite.server.stream_session import BadStream, BadStreamAudio, StreamSession
 from t2t_lite.streaming.endpoint import Endpoint
 
@@ -127,11 +131,10 @@ async def stream(request: web.Request) -> web.StreamResponse:
     model = app.get(MODEL)
     if model is None:
         return not_ready(app)
-    if not model.streams:
+    if not model.streams and not can_stream_in_full_context(model):
         return error_response(
-            400, f"this server's model ({model.version}) does not stream: streaming needs the "
-            "SavedModel export of a model trained with use_dynamic_chunk=True and a CTC head; "
-            "POST files to /v1/transcribe.",
+            400, f"this server's model ({model.version}) does not stream: streaming needs a "
+            "SavedModel export of a model with a CTC head; POST files to /v1/transcribe.",
         )  # fmt: skip
     limit = app[CONFIG].max_streams
     if app.get(ACTIVE_STREAMS, 0) >= limit:
@@ -144,7 +147,8 @@ async def stream(request: web.Request) -> web.StreamResponse:
     app[ACTIVE_STREAMS] = app.get(ACTIVE_STREAMS, 0) + 1
     app[METRICS].streams(app[ACTIVE_STREAMS], opened=True)
     try:
-        session = StreamSession(model, app[CONFIG].endpoint_rules(model.endpoint_rules))
+        stepped = model if model.streams else FullContextStream(model)
+        session = StreamSession(stepped, app[CONFIG].endpoint_rules(model.endpoint_rules))
         await _converse(request, session, ws)
     except BadStreamAudio as error:
         await _close_with(ws, str(error), UNSUPPORTED_DATA)

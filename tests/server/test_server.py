@@ -228,15 +228,13 @@ def test_concurrent_requests_are_batched(server, expected):
     assert metric(after, "t2t_lite_real_time_factor") > 0
 
 
-def test_the_page_is_served_and_a_model_that_cannot_stream_says_so(server):
+def test_the_page_and_its_scripts_are_served(server):
     status, page, headers = request(f"{server['url']}/")
     assert status == 200 and headers.get_content_type() == "text/html"
     assert 'id="mic"' in page and "/page/page.js" in page
     for script in ("page.js", "pcm-worklet.js"):
         status, _, headers = request(f"{server['url']}/page/{script}")
         assert status == 200 and headers.get_content_type() == "text/javascript"
-    status, reply, _ = request(f"{server['url']}/v1/stream")
-    assert status == 400 and "does not stream" in reply["error"]
 
 
 def test_a_tflite_export_is_served_by_litert(speech_run, librispeech_flac, tmp_path):

@@ -26,7 +26,11 @@ import soundfile
 from t2t_lite.data.audio_io import StreamResampler, resample
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.timing.subtitles import TimedWord
 from t2t_lite.server.app_state import ServerConfig
+from t2t_lite.server.full_context_stream import FullContextStream
+from t2t_lite.server.speech_model import Transcript
+from t2t_lite.server.stream_session import stream_recording
 from t2t_lite.serving import export
 from t2t_lite.streaming.endpoint import Endpoint, EndpointRules
 from tests.helpers import CTC_BEAM_DECODE
@@ -81,6 +85,49 @@ def test_a_stream_resampled_piece_by_piece_is_the_whole_resampled(from_rate):
     np.testing.assert_allclose(
         np.concatenate(pieces), resample(audio, from_rate, SAMPLE_RATE), atol=1e-6
     )
+
+
+class _BlockModel:
+    """A stand-in export: a "w" word for each run of samples over 0.1 (the
+    floor under it is quieter), timed to the sample; records what it heard."""
+
+    sample_rate, version, timed = SAMPLE_RATE, "fake", True
+    endpoint_rules = EndpointRules(silence_after_speech=0.5)
+
+    def __init__(self):
+        self.heard = []
+
+    def transcribe(self, waveforms):
+        transcripts = []
+        for waveform in waveforms:
+            self.heard.append(waveform.size)
+            loud = np.concatenate([[False], np.abs(waveform) > 0.1, [False]]).astype(int)
+            starts, ends = np.flatnonzero(np.diff(loud) == 1), np.flatnonzero(np.diff(loud) == -1)
+            words = tuple(TimedWord("w", s / SAMPLE_RATE, e / SAMPLE_RATE, 1.0)
+                          for s, e in zip(starts, ends, strict=True))  # fmt: skip
+            transcripts.append(Transcript(" ".join(w.word for w in words), 0.0, words))
+        return transcripts
+
+
+def test_full_context_steps_end_utterances_on_the_last_words_end_over_a_floor():
+    floor = np.random.default_rng(0).normal(0, 0.001, 6 * SAMPLE_RATE).astype(np.float32)
+    audio = floor.copy()
+    for begin in (0.5, 3.0):  # two words of a second, 1.5 s of floor between
+        audio[int(begin * SAMPLE_RATE) : int((begin + 1) * SAMPLE_RATE)] += 0.5
+    model = _BlockModel()
+    stream = FullContextStream(model)
+    steps = []
+    finals = stream_recording(stream, audio, on_step=lambda step, _: steps.append(step))
+    # One word each (no cut inside a word, none lost), then the floor after
+    # the second, which says nothing (the server sends no final for it).
+    assert finals == ["w", "w", ""]
+    ended = [s for s in steps if s.endpoint is Endpoint.FINAL]
+    # The first utterance ends at the first step with 0.5 s after its word
+    # (1.5 s + 0.5 s, rounded up to a 0.64 s step: 2.56 s).
+    assert len(ended) == 2 and ended[0].end == pytest.approx(2.56)
+    # Each step transcribed the utterance so far, whole: 0.64 s more each time.
+    chunk = int(0.64 * SAMPLE_RATE)
+    assert model.heard[:4] == [chunk, 2 * chunk, 3 * chunk, 4 * chunk]
 
 
 # -- the command, streaming a real export -------------------------------------------
@@ -167,6 +214,41 @@ def test_a_stream_gives_partials_and_a_final_per_utterance_in_the_streams_clock(
         (word,) = final["words"]  # in the stream's clock, inside its utterance
         assert word["word"] == "hi" and 0 <= word["confidence"] <= 1
         assert final["start"] <= word["start"] < (begin + end) / 2 < word["end"] <= final["end"]
+
+
+@pytest.fixture(scope="module")
+def full_context(tmp_path_factory):
+    """t2t-lite-serve on the export of a tiny model that does not stream (no
+    dynamic chunks, as the quick start's), trained as `streaming`'s is."""
+    directory = tmp_path_factory.mktemp("full_context_serve")
+    run = train_speech_run(directory / "run", steps=200, silence=0.5)
+    trained = TrainedRun.of(run.output_dir, run.problem)
+    export_dir = str(directory / "export")
+    export.export_run(trained, export_dir, DecodeConfig.parse(CTC_BEAM_DECODE), 1)
+    with serving(export_dir, "--endpoint_silence_seconds=0.5", "--max_wait_ms=50") as url:
+        yield url
+
+
+def test_an_export_that_does_not_stream_is_streamed_in_full_context(full_context):
+    """Each step transcribes the utterance so far whole; its last word's end
+    (not zeros: the silence is a -60 dBFS floor) ends each utterance."""
+    audio, tones = _stream_audio()
+    start = {"type": "start", "sample_rate": CLIENT_RATE, "format": "f32le"}
+    messages, code = asyncio.run(
+        _converse(full_context, start, [*_pcm_chunks(audio), {"type": "end"}])
+    )
+    assert code == 1000
+    ready, *rest = messages
+    assert ready["type"] == "ready" and ready["chunk_seconds"] == 0.64
+    partials = [m for m in rest if m["type"] == "partial"]
+    finals = [m for m in rest if m["type"] == "final"]
+    assert {p["utterance"] for p in partials} == {0, 1}
+    assert [(f["utterance"], f["text"]) for f in finals] == [(0, "hi"), (1, "hi")]
+    # The first utterance ended in the quiet between the tones (the tiny
+    # model's words are not where the tones are: no finer check of times).
+    assert tones[0][1] < finals[0]["end"] < tones[1][0]
+    assert finals[1]["start"] == finals[0]["end"]
+    assert finals[1]["end"] == pytest.approx(audio.size / SAMPLE_RATE, abs=0.01)
 
 
 def test_digital_silence_after_speech_ends_the_utterance(streaming):

@@ -344,9 +344,9 @@ async def _devtools_pages(session: aiohttp.ClientSession, port: int) -> list[dic
         return []
 
 
-async def _page_transcript(devtools_port: int, seconds: float) -> dict:
+async def _page_transcript(devtools_port: int, seconds: float, finals: int = 1) -> dict:
     """Clicks the page's microphone button through Chromium's DevTools
-    protocol and returns what the page shows once a final appears."""
+    protocol and returns what the page shows once `finals` finals appear."""
     async with aiohttp.ClientSession() as session:
         deadline = time.time() + 60
         while not (pages := await _devtools_pages(session, devtools_port)):
@@ -382,7 +382,7 @@ async def _page_transcript(devtools_port: int, seconds: float) -> dict:
                     ".map(e => e.textContent),"
                     " status: document.getElementById('status').textContent})"
                 )
-                if shown["finals"]:
+                if len(shown["finals"]) >= finals:
                     break
                 await asyncio.sleep(0.5)
             return shown
@@ -391,16 +391,12 @@ async def _page_transcript(devtools_port: int, seconds: float) -> dict:
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium here (Debian: apt-get install chromium)")
-def test_the_page_in_chromium_shows_what_its_microphone_hears(streaming, tmp_path):
-    tone = tone_and_noise()["hi"]
-    fake_microphone = tmp_path / "microphone.wav"  # looped by Chromium: tone, then silence
-    soundfile.write(
-        fake_microphone, np.concatenate([np.zeros(8000), tone, np.zeros(24000)]), SAMPLE_RATE,
-        subtype="PCM_16",
-    )  # fmt: skip
-    assert 'id="mic"' in request(f"{streaming}/")[1]
-    assert "registerProcessor" in request(f"{streaming}/page/pcm-worklet.js")[1]
+def _page_with_microphone(url: str, microphone: np.ndarray, tmp_path, finals: int) -> tuple:
+    """Opens the page in headless Chromium, its fake microphone looping
+    `microphone`, clicks the button; returns (what the page shows once it has
+    `finals` finals, Chromium's stderr)."""
+    fake_microphone = tmp_path / "microphone.wav"
+    soundfile.write(fake_microphone, microphone, SAMPLE_RATE, subtype="PCM_16")
     devtools_port = free_port()
     with tempfile.TemporaryDirectory() as profile:
         browser = subprocess.Popen(
@@ -409,14 +405,37 @@ def test_the_page_in_chromium_shows_what_its_microphone_hears(streaming, tmp_pat
                 f"--user-data-dir={profile}", f"--remote-debugging-port={devtools_port}",
                 "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
                 f"--use-file-for-fake-audio-capture={fake_microphone}",
-                "--autoplay-policy=no-user-gesture-required", f"{streaming}/",
+                "--autoplay-policy=no-user-gesture-required", f"{url}/",
             ],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:
-            shown = asyncio.run(_page_transcript(devtools_port, seconds=60))
+            shown = asyncio.run(_page_transcript(devtools_port, seconds=60, finals=finals))
         finally:
             browser.terminate()
             errors = browser.communicate(timeout=30)[1]
+    return shown, errors
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium here (Debian: apt-get install chromium)")
+def test_the_page_in_chromium_shows_what_its_microphone_hears(streaming, tmp_path):
+    tone = tone_and_noise()["hi"]
+    assert 'id="mic"' in request(f"{streaming}/")[1]
+    assert "registerProcessor" in request(f"{streaming}/page/pcm-worklet.js")[1]
+    # Looped by Chromium: the tone, then digital silence.
+    microphone = np.concatenate([np.zeros(8000), tone, np.zeros(24000)])
+    shown, errors = _page_with_microphone(streaming, microphone, tmp_path, finals=1)
     assert shown.get("finals", [])[:1] == ["hi"], (shown, errors[-2000:])
     assert "Listening" in shown["status"]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium here (Debian: apt-get install chromium)")
+def test_the_page_hears_two_utterances_through_a_noisy_microphone(full_context, tmp_path):
+    """A model that does not stream, a microphone with a -50 dBFS floor: 1.5 s
+    of it before the first utterance and between the two; both finals shown."""
+    tone = tone_and_noise()["hi"]
+    quiet = [quiet_room(1.5, seed) for seed in range(3)]
+    floor = [q * 10 ** (-50 / 20) / np.sqrt(np.mean(q**2)) for q in quiet]  # -50 dBFS RMS
+    microphone = np.concatenate([floor[0], tone, floor[1], tone, floor[2]])
+    shown, errors = _page_with_microphone(full_context, microphone, tmp_path, finals=2)
+    assert shown.get("finals", [])[:2] == ["hi", "hi"], (shown, errors[-2000:])

@@ -341,3 +341,14 @@ BLOCK_TENSORFLOW = (
     "sys.argv = sys.argv[1:]\n"
     "runpy.run_path(sys.argv[0], run_name='__main__')\n"
 )
+
+
+def librispeech_transcripts(tree: pathlib.Path) -> dict[str, str]:
+    """Utterance id -> transcript, from every `*.trans.txt` under `tree`, read
+    directly (what the LibriSpeech reader's output is checked against)."""
+    lines = {}
+    for path in tree.rglob("*.trans.txt"):
+        for line in path.read_text("utf-8").splitlines():
+            utterance_id, text = line.split(" ", 1)
+            lines[utterance_id] = text
+    return lines

@@ -110,11 +110,11 @@ def write_noisy_splits(
         if records is None:
             records = _records(problem, data_dir, split)
             waveforms = [_waveform(record) for record in records]
+            count = len(problem.require_data(data_dir, split))  # as many shards
         if condition.noise == "babble" and len(records) < 2:
             raise DataError(f"{problem.name} {split} has one utterance; babble needs others.")
         for stale in existing:
             tf.io.gfile.remove(stale)
-        count = len(problem.require_data(data_dir, split))
         paths = shards.shard_paths(data_dir, problem.name, target, count)
         examples = _rendered(records, waveforms, name, report)
         report.written = shards.write_shards(examples, paths, problem.stored_lengths)

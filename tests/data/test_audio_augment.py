@@ -207,7 +207,7 @@ def test_colored_noise_spectra_slope_as_asked():
 
 
 def _kind(noise) -> str:
-    """"hum" when nearly all the power is at multiples of 50 or 60 Hz, else the slope."""
+    """ "hum" when nearly all the power is at multiples of 50 or 60 Hz, else the slope."""
     spectrum = np.abs(np.fft.rfft(noise)) ** 2
     hertz = np.fft.rfftfreq(len(noise), 1 / RATE)
     for mains in (50, 60):

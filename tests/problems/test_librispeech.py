@@ -18,6 +18,7 @@ from t2t_lite.data import shards
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError
 from t2t_lite.data.text_encoders import ByteTextEncoder
 from t2t_lite.problems import librispeech
+from tests.helpers import librispeech_transcripts
 
 SMALL_SHARDS = {TRAIN: 2, EVAL: 1, TEST: 1}
 
@@ -37,15 +38,6 @@ def no_network(monkeypatch, unreachable_url):
     monkeypatch.delenv(librispeech.USE_TFDS_ENV, raising=False)
 
 
-def _transcripts(mini: pathlib.Path) -> dict[str, str]:
-    lines = {}
-    for path in (mini / "LibriSpeech").rglob("*.trans.txt"):
-        for line in path.read_text("utf-8").splitlines():
-            utterance_id, text = line.split(" ", 1)
-            lines[utterance_id] = text
-    return lines
-
-
 def _records(problem, data_dir, split) -> list[dict]:
     paths = shards.existing_shards(str(data_dir), problem.name, split)
     assert len(paths) == problem.num_shards[split]
@@ -54,7 +46,7 @@ def _records(problem, data_dir, split) -> list[dict]:
 
 def _check_against_flac(mini: pathlib.Path, problem, data_dir, expected_ids: dict[str, list[str]]):
     """Every split holds exactly `expected_ids`, waveforms and text as in the tree."""
-    transcripts = _transcripts(mini)
+    transcripts = librispeech_transcripts(mini / "LibriSpeech")
     for split, ids in expected_ids.items():
         records = _records(problem, data_dir, split)
         assert sorted(r["utterance_id"].numpy().decode() for r in records) == ids

@@ -18,6 +18,7 @@ from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError
 from t2t_lite.data.text_encoders import ByteTextEncoder
 from t2t_lite.decoding.evaluation.speaker_groups import read_speakers
 from t2t_lite.problems import mini_librispeech
+from tests.helpers import librispeech_transcripts
 
 SMALL_SHARDS = {TRAIN: 2, EVAL: 1, TEST: 1}
 
@@ -31,15 +32,6 @@ class SmallMiniLibrispeech(mini_librispeech.MiniLibrispeech):
 def no_network(monkeypatch, unreachable_url):
     """Any download not aimed at a test server goes to a port nobody listens on."""
     monkeypatch.setenv(mini_librispeech.URL_ENV, unreachable_url)
-
-
-def _tree_transcripts(tree: pathlib.Path) -> dict[str, str]:
-    lines = {}
-    for path in tree.rglob("*.trans.txt"):
-        for line in path.read_text("utf-8").splitlines():
-            utterance_id, text = line.split(" ", 1)
-            lines[utterance_id] = text
-    return lines
 
 
 def _records(problem, data_dir, split) -> list[dict]:
@@ -85,7 +77,7 @@ def test_train_clean_5_alone_is_split_by_reader(tmp_path, mini_librispeech_mini)
     }
     assert (data / "mini_librispeech-test-source.txt").read_text().strip() == "speakers"
 
-    transcripts = _tree_transcripts(mini_librispeech_mini / "LibriSpeech")
+    transcripts = librispeech_transcripts(mini_librispeech_mini / "LibriSpeech")
     for split in (TRAIN, EVAL, TEST):
         for record in _records(problem, data, split):
             utterance_id = record["utterance_id"].numpy().decode()

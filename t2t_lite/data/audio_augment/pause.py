@@ -46,7 +46,7 @@ def prepend_pause(waveform, seconds: tuple[float, float], below_db: tuple[float,
     A live stream's utterance, or a recording started before the speaker
     spoke, begins with the room's quiet; a model that only ever heard
     utterances begin with their first word reads a second of it as speech
-    (the quick start's models: 2% WER became 30-45% with a second of
+    (the quick start's models lost most words to a second of
     quiet noise before each utterance).
 
     Args and seed as for `append_pause`.

@@ -46,6 +46,38 @@ def add_speed_perturbation(hparams: HParams) -> HParams:
     return hparams
 
 
+# A room and a microphone, on the fly in training (`data/audio_augment/`;
+# docs/benchmarks.md, "In a room"): a model that has only heard digital
+# silence reads a second of a quiet room's floor as words. Every utterance
+# gets a noise floor of -90 to -50 dBFS under and around it; 30% start up to
+# a second after the recording does; 20% hear generated noise (white, pink,
+# brown or mains hum) and 15% babble of 3-6 other training utterances, at
+# 5-25 dB SNR; 10% a synthetic room and 10% a cheap microphone's band; half
+# of them a gain of -10 to +6 dB. A second of lead keeps LibriSpeech's
+# longest utterance (35 s) within its sets' 36 s.
+ROOM_AUGMENTATION = {
+    "aug_floor_prob": 1.0,
+    "aug_floor_dbfs": [-90.0, -50.0],
+    "aug_lead_prob": 0.3,
+    "aug_lead_seconds": [0.1, 1.0],
+    "aug_noise_prob": 0.2,
+    "aug_noise_snr_db": [5.0, 25.0],
+    "aug_babble_prob": 0.15,
+    "aug_babble_snr_db": [5.0, 25.0],
+    "aug_reverb_prob": 0.1,
+    "aug_band_prob": 0.1,
+    "aug_volume_db": [-10.0, 6.0],
+    "aug_volume_prob": 0.5,
+}
+
+
+def add_room_augmentation(hparams: HParams) -> HParams:
+    """Turns on `ROOM_AUGMENTATION` (the problem would add it switched off)."""
+    for name, value in ROOM_AUGMENTATION.items():
+        hparams.add_hparam(name, value)
+    return hparams
+
+
 def set_dropout(hparams: HParams, rate: float) -> HParams:
     """One rate for the residual, attention and FFN dropouts."""
     hparams.layer_prepostprocess_dropout = rate
@@ -74,6 +106,7 @@ def transformer_librispeech_v1() -> HParams:
     hparams.num_decoder_layers = 3
     hparams.learning_rate = 0.15
     hparams.batch_size = 6000000
+    add_room_augmentation(hparams)
     return set_librispeech_length_hparams(hparams)
 
 
@@ -93,6 +126,7 @@ def transformer_librispeech_v2() -> HParams:
     hparams.weight_decay = 0.0
     hparams.layer_prepostprocess_dropout = 0.2
     hparams.relu_dropout = 0.2
+    add_room_augmentation(hparams)
     return set_librispeech_length_hparams(hparams)
 
 
@@ -184,8 +218,8 @@ def transformer_speech_small() -> HParams:
         ("specaugment_time_mask_max_fraction", 0.2),
     ):
         hparams.add_hparam(name, value)
-    # Speed perturbation (see SPEED_FACTORS).
-    return add_speed_perturbation(hparams)
+    # Speed perturbation (see SPEED_FACTORS), in a room (ROOM_AUGMENTATION).
+    return add_room_augmentation(add_speed_perturbation(hparams))
 
 
 @registry.register_hparams
@@ -203,8 +237,8 @@ def transformer_speech_small_streaming() -> HParams:
     spectral shape of a voice that causal statistics cannot normalize away
     (docs/benchmarks.md, "Streaming"). A stream's endpointed utterances
     begin with what is left of a pause, which the corpus's tightly cut
-    utterances never do: a pause of quiet noise before 30% of the training
-    utterances (`aug_lead_prob`, 0.1-1.0 s) teaches the model that, and the
+    utterances never do: the room's lead before 30% of the training
+    utterances (`ROOM_AUGMENTATION`) teaches the model that, and the
     running statistics leave out frames 20 dB under the training set's level
     (`audio_statistics_floor_db`), so the quiet does not set them
     (docs/benchmarks.md, "Silence before speech"). One model then decodes at
@@ -220,8 +254,6 @@ def transformer_speech_small_streaming() -> HParams:
     hparams.add_hparam("audio_causal_normalization", True)
     hparams.add_hparam("audio_normalization_prior_frames", 100)
     hparams.add_hparam("audio_statistics_floor_db", 20.0)
-    hparams.add_hparam("aug_lead_prob", 0.3)
-    hparams.add_hparam("aug_lead_seconds", [0.1, 1.0])
     hparams.add_hparam("aug_envelope_db", 4.0)
     return hparams
 

@@ -184,8 +184,11 @@ class MixedProblem(Problem):
     def decode_example(self, serialized):
         return self.primary.decode_example(serialized)
 
-    def preprocess_example(self, example, mode, hparams, seed=None):
-        return self.primary.preprocess_example(example, mode, hparams, seed)
+    def preprocess_example(self, example, mode, hparams, seed=None, others=None):
+        return self.primary.preprocess_example(example, mode, hparams, seed, others)
+
+    def others_wanted(self, hparams: HParams) -> int:
+        return self.primary.others_wanted(hparams)
 
     def batching_length(self, model_lengths: dict, hparams: HParams):
         return self.primary.batching_length(model_lengths, hparams)

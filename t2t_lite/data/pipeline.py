@@ -269,6 +269,19 @@ def _records(
     return dataset
 
 
+def _others(problem: Problem, hparams: HParams, data_dir: str, seed: int | None) -> tuple:
+    """Batches of `problem.others_wanted` other training examples, decoded and
+    ragged, from a second shuffled pass over the training records: one
+    stream, or none when the problem wants none."""
+    wanted = problem.others_wanted(hparams)
+    if not wanted:
+        return ()
+    others_seed = None if seed is None else seed + 1
+    records = _records(problem, TRAIN, data_dir, None, True, True, others_seed)
+    decoded = records.map(problem.decode_example, num_parallel_calls=_AUTOTUNE)
+    return (decoded.ragged_batch(wanted),)
+
+
 def make_dataset(
     problem: Problem,
     mode: str,
@@ -312,9 +325,10 @@ def make_dataset(
     if training:
         # A per-example seed keeps dither and SpecAugment repeatable.
         seeds = tf.data.Dataset.random(seed=seed).batch(2)
-        dataset = tf.data.Dataset.zip((dataset, seeds))
-        featurize = lambda record, example_seed: problem.preprocess_example(  # noqa: E731
-            problem.decode_example(record), mode, hparams, seed=example_seed
+        streams = (dataset, seeds, *_others(problem, hparams, data_dir, seed))
+        dataset = tf.data.Dataset.zip(streams)
+        featurize = lambda record, example_seed, others=None: problem.preprocess_example(  # noqa: E731
+            problem.decode_example(record), mode, hparams, seed=example_seed, others=others
         )
     else:
         featurize = lambda record: problem.preprocess_example(  # noqa: E731

@@ -202,15 +202,28 @@ class Problem:
         return example
 
     def preprocess_example(
-        self, example: dict, mode: str, hparams: HParams, seed: tf.Tensor | None = None
+        self,
+        example: dict,
+        mode: str,
+        hparams: HParams,
+        seed: tf.Tensor | None = None,
+        others: dict | None = None,
     ) -> dict:
         """Stored example -> model features. The default keeps inputs/targets.
 
-        `seed` (int64 `[2]`, training only) makes random augmentation repeatable.
+        `seed` (int64 `[2]`, training only) makes random augmentation repeatable;
+        `others` (training only) is a batch of `others_wanted(hparams)` other
+        decoded training examples, ragged, for augmentations that mix them in.
         """
-        del mode, hparams, seed
+        del mode, hparams, seed, others
         keep = ("inputs", "targets") if self.has_inputs else ("targets",)
         return {name: example[name] for name in keep}
+
+    def others_wanted(self, hparams: HParams) -> int:
+        """How many other training examples `preprocess_example` mixes into each
+        (its `others`); 0, the default, hands it none."""
+        del hparams
+        return 0
 
     # Lengths come in two units. Stored lengths are what datagen writes and
     # the manifest records (tokens; PCM samples for a waveform), so the

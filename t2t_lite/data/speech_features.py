@@ -237,13 +237,17 @@ def featurize(waveform, config: FeatureConfig, training: bool, seed=None) -> tf.
     return featurize_with_times(waveform, tf.zeros([0]), config, training, seed)[0]
 
 
-def featurize_with_times(waveform, times, config: FeatureConfig, training: bool, seed=None):
+def featurize_with_times(
+    waveform, times, config: FeatureConfig, training: bool, seed=None, voices=None
+):
     """`featurize`, and where moments of the waveform fall on its feature frames.
 
     Args:
         waveform: float32 `[samples]`.
         times: float `[n]` seconds in `waveform`'s clock (a corpus's word times).
         config, training, seed: as for `featurize`.
+        voices: other utterances for babble, float32 ragged `[n, None]`
+            (`audio_augment.augment_waveform`); training only.
 
     Returns:
         `(features, positions)`: `featurize`'s features, and float32 `[n]`
@@ -253,7 +257,7 @@ def featurize_with_times(waveform, times, config: FeatureConfig, training: bool,
     waveform = tf.convert_to_tensor(waveform, tf.float32)
     original = tf.shape(waveform)[0]
     if training and config.augment.enabled:
-        waveform = audio_augment.augment_waveform(waveform, config.augment, seed)
+        waveform = audio_augment.augment_waveform(waveform, config.augment, seed, voices)
     # Speed perturbation is the one augmentation that changes the length,
     # and it stretches every moment by the same ratio.
     stretch = tf.cast(tf.shape(waveform)[0], tf.float32) / tf.cast(

@@ -156,14 +156,15 @@ class SpeechRecognitionProblem(Problem):
         prior = (feature_config.PRIOR_MEAN, feature_config.PRIOR_MEAN_SQUARE)
         return (*AUDIO_HPARAMS, *AUGMENT_HPARAMS, *prior)
 
-    def preprocess_example(self, example, mode, hparams, seed=None):
+    def preprocess_example(self, example, mode, hparams, seed=None, others=None):
         config = FeatureConfig.from_hparams(hparams)
+        voices = None if others is None else others["waveform"]  # babble's
         timed = word_boundaries_wanted(hparams)  # the word boundary head's targets
         starts, ends = (
             (example["word_starts"], example["word_ends"]) if timed else (tf.zeros([0]),) * 2
         )
         features, positions = speech_features.featurize_with_times(
-            example["waveform"], tf.concat([starts, ends], 0), config, mode == TRAIN, seed
+            example["waveform"], tf.concat([starts, ends], 0), config, mode == TRAIN, seed, voices
         )
         model_features = {
             "inputs": features,
@@ -176,6 +177,10 @@ class SpeechRecognitionProblem(Problem):
                 positions[:words], positions[words:], tf.shape(features)[0]
             )
         return model_features
+
+    def others_wanted(self, hparams: HParams) -> int:
+        """Other training utterances for babble (`aug_babble_*`), or 0."""
+        return FeatureConfig.from_hparams(hparams).augment.voices_wanted
 
     def batch_spec(self, hparams: HParams) -> dict:
         config = FeatureConfig.from_hparams(hparams)

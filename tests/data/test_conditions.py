@@ -16,7 +16,6 @@ from t2t_lite.data.audio_augment.conditions import (
     NOISE_KINDS,
     Condition,
     apply_condition,
-    babble,
 )
 from t2t_lite.data.audio_augment.noise import _active_power, mains_hum
 from t2t_lite.data.noisy_splits import condition_split, write_noisy_splits
@@ -81,17 +80,9 @@ def test_hum_is_mains_frequency_and_its_harmonics():
     assert abs(np.mean(hum**2) - 1.0) < 1e-3
 
 
-def test_babble_is_every_voice_at_one_level():
-    loud, quiet = _speech_like(1.0, 0.5), _speech_like(0.5, 0.01)
-    mixed = babble([loud, quiet], 24000)
-    assert mixed.shape == (24000,) and abs(np.mean(mixed.astype(np.float64) ** 2) - 1) < 1e-3
-    # Each voice gets the same weight whatever its level: the mix correlates
-    # with both alike.
-    a = np.resize(loud, 24000)
-    b = np.resize(quiet, 24000)
-    assert abs(np.corrcoef(mixed, a)[0, 1] - np.corrcoef(mixed, b)[0, 1]) < 0.1
+def test_a_babble_condition_needs_other_utterances():
     with pytest.raises(ValueError, match="babble_voices"):
-        apply_condition(loud, CONDITIONS["babble_20db"], seed=1)
+        apply_condition(_speech_like(1.0, 0.5), CONDITIONS["babble_20db"], seed=1)
 
 
 def test_reverberation_decays_in_the_rooms_rt60():

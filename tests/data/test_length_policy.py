@@ -129,9 +129,10 @@ def test_librispeech_sets_keep_every_utterance_within_their_batch_budget(shaped_
             assert len(batch["inputs"]) * frames * bins <= hparams.fixed_batch_length_budget
         else:
             assert len(batch["inputs"]) * frames * bins <= hparams.batch_size
-    # The longest utterance, 35 s, went into a smaller batch rather than away.
+    # The longest utterance, 35 s, went into a smaller batch rather than away,
+    # with the room's lead (at most a second) still within the 36 s.
     longest = max(batches, key=lambda b: b["inputs"].shape[1])
-    assert longest["inputs_length"].max() == pytest.approx(3500, abs=1)
+    assert 3499 <= longest["inputs_length"].max() <= 3600
 
 
 def test_t2t_limits_drop_what_the_report_says_they_drop(shaped_data):
@@ -140,7 +141,11 @@ def test_t2t_limits_drop_what_the_report_says_they_drop(shaped_data):
     hparams = _hparams(
         problem,
         "transformer_librispeech_v2",
-        "max_input_seq_length=1550,max_target_seq_length=350,fixed_batch_length_budget=0",
+        # No lead before the utterances: the report reads stored lengths, and
+        # a lead would take the 15.2 and 15.4 s ones past 15.5 s in training
+        # (the pipeline counts such drops; the trainer logs them).
+        "max_input_seq_length=1550,max_target_seq_length=350,fixed_batch_length_budget=0,"
+        "aug_lead_prob=0.0",
     )
     report = length_policy.run_lengths_report(problem, hparams, data_dir, static=False)
     train = report["splits"][TRAIN]

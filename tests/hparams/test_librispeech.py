@@ -4,6 +4,7 @@ limits, which cover every LibriSpeech utterance (up to 35 s)."""
 import pytest
 
 from t2t_lite import registry
+from t2t_lite.hparams.librispeech import ROOM_AUGMENTATION
 
 LENGTHS = {"max_length": 3600 * 80, "max_input_seq_length": 3600, "max_target_seq_length": 900}
 # Fixed-size sets: long buckets get fewer than 16 utterances (T2T's 16 x 15.5 s).
@@ -25,6 +26,7 @@ V1 = {
     "learning_rate": 0.15,
     "batch_size": 6000000,
     **LENGTHS,
+    **ROOM_AUGMENTATION,  # t2t-lite's: T2T's speech sets had heard no room
 }
 V2 = {
     **LENGTHS,
@@ -41,6 +43,7 @@ V2 = {
     "conv_first_kernel": 9,
     "layer_prepostprocess_dropout": 0.2,
     "relu_dropout": 0.2,
+    **ROOM_AUGMENTATION,
 }
 EXPECTED = {
     "transformer_librispeech_v1": V1,
@@ -83,3 +86,18 @@ def test_speech_small_is_small():
     assert hparams.hidden_size <= 256
     assert hparams.num_encoder_layers + hparams.num_decoder_layers <= 8
     assert hparams.hidden_size % hparams.num_heads == 0
+
+
+SPEECH_SETS = [
+    n
+    for n in registry.list_hparams()
+    if n.startswith(("transformer_speech", "transformer_librispeech"))
+]
+
+
+@pytest.mark.parametrize("name", SPEECH_SETS)
+def test_every_speech_set_trains_in_a_room(name):
+    hparams = registry.hparams(name)
+    assert len(SPEECH_SETS) >= 10
+    for key, value in ROOM_AUGMENTATION.items():
+        assert hparams.get(key) == value, key

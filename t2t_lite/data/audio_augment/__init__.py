@@ -1,7 +1,7 @@
 """Waveform augmentation for speech training, on the fly, as pure TensorFlow ops.
 
 Speed perturbation (Kaldi's and ESPnet's 0.9 / 1.0 / 1.1), volume
-perturbation, additive noise at a random SNR, reverberation by a room
+perturbation, additive noise and babble at a random SNR, reverberation by a room
 impulse response and pauses of quieter noise before and after the utterance, each a
 function of one utterance: float32 `[samples]` in [-1, 1] (16 kHz by
 default) in, float32 `[samples']` in [-1, 1] out. They run
@@ -22,6 +22,7 @@ One module per augmentation, each usable alone:
     speed.py     speed_perturb: band-limited resampling by a random factor
     volume.py    volume_perturb: a random gain
     noise.py     colored_noise, mains_hum, add_noise, scale_to_snr, load_noise_bank
+    babble.py    babble, add_babble: other utterances talking under this one
     reverb.py    synthetic_rir, reverberate, load_rir_bank
     pause.py     append_pause, prepend_pause: quieter noise after / before it
     floor.py     add_floor: a room's noise floor at an absolute level

@@ -22,6 +22,7 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
+from t2t_lite.data.audio_augment.babble import babble
 from t2t_lite.data.audio_augment.noise import colored_noise, mains_hum, scale_to_snr
 from t2t_lite.data.audio_augment.reverb import reverberate
 from t2t_lite.data.audio_augment.waveform import clip_to_unit_range
@@ -95,24 +96,6 @@ CONDITIONS: dict[str, Condition] = {
 }
 
 
-def babble(voices: list[np.ndarray], num_samples: int) -> np.ndarray:
-    """Several voices talking at once, at unit RMS: each voice (another
-    utterance) at the same level, repeated to `num_samples`, summed.
-
-    Args:
-      voices: float32 waveforms, none silent.
-      num_samples: the length wanted.
-
-    Returns:
-      float32 `[num_samples]` with mean square 1.
-    """
-    total = np.zeros(num_samples, np.float64)
-    for voice in voices:
-        voice = np.asarray(voice, np.float64)
-        total += np.resize(voice, num_samples) / np.sqrt(np.mean(voice**2) + 1e-20)
-    return (total / np.sqrt(np.mean(total**2) + 1e-20)).astype(np.float32)
-
-
 def _generated_noise(kind: str, num_samples: int, seed, sample_rate: int) -> tf.Tensor:
     if kind == "hum":
         return mains_hum(num_samples, seed, sample_rate)
@@ -164,7 +147,9 @@ def apply_condition(
     if condition.noise == "babble":
         if not babble_voices:
             raise ValueError("a babble condition needs babble_voices (other utterances).")
-        noise = tf.constant(babble(babble_voices, total))
+        flat = np.concatenate([np.asarray(voice, np.float32) for voice in babble_voices])
+        voices = tf.RaggedTensor.from_row_lengths(flat, [len(voice) for voice in babble_voices])
+        noise = babble(voices, total)
     elif condition.noise is not None:
         noise = _generated_noise(condition.noise, total, seeds[1], sample_rate)
     if condition.noise is not None:

@@ -2,7 +2,7 @@
 
 `AUGMENT_HPARAMS` are the `aug_*` hparams a speech problem adds;
 `AugmentConfig.from_hparams` reads them; `augment_waveform` applies what the
-config enables (speed, reverberation, noise, volume), `pause_after` and
+config enables (speed, reverberation, noise, babble, volume), `pause_after` and
 `pause_before` the pauses around the utterance, and `microphone` a room's
 floor and a microphone's band over all of it, each from its own stateless
 draws, so the same seed gives the same output.
@@ -15,6 +15,7 @@ import functools
 
 import tensorflow as tf
 
+from t2t_lite.data.audio_augment.babble import add_babble
 from t2t_lite.data.audio_augment.band import band_limit
 from t2t_lite.data.audio_augment.draws import coin, split_seed
 from t2t_lite.data.audio_augment.floor import add_floor
@@ -48,6 +49,11 @@ AUGMENT_HPARAMS = {
     # ones (RT60 0.2-0.8 s) if "".
     "aug_reverb_prob": 0.0,
     "aug_rir_dir": "",
+    # Babble (`babble.add_babble`): [min, max] other training utterances
+    # talking under this one at an SNR drawn in [min, max] dB.
+    "aug_babble_prob": 0.0,
+    "aug_babble_snr_db": [5.0, 25.0],
+    "aug_babble_voices": [3, 6],
     # A pause after the utterance (`pause.append_pause`): white noise
     # [min, max] dB under the utterance's level for [min, max] seconds.
     "aug_pause_prob": 0.0,
@@ -72,6 +78,7 @@ _AUGMENT_TAG = 0x417567  # "Aug": augment_waveform's stream, apart from dither's
 _PAUSE_TAG = 0x506175  # "Pau": pause_after's
 _LEAD_TAG = 0x4C6561  # "Lea": pause_before's
 _MICROPHONE_TAG = 0x4D6963  # "Mic": microphone's
+_BABBLE_TAG = 0x426162  # "Bab": babble's, apart from the draws before it
 
 
 def _float_pair(name: str, value) -> tuple[float, float]:
@@ -110,6 +117,9 @@ class AugmentConfig:
     noise_dir: str = ""
     reverb_prob: float = 0.0
     rir_dir: str = ""
+    babble_prob: float = 0.0
+    babble_snr_db: tuple[float, float] = (5.0, 25.0)
+    babble_voices: tuple[int, int] = (3, 6)
     pause_prob: float = 0.0
     pause_seconds: tuple[float, float] = (0.15, 0.4)
     pause_db: tuple[float, float] = (30.0, 50.0)
@@ -131,6 +141,13 @@ class AugmentConfig:
         set_field("speed_factors", factors)
         set_field("volume_db", _float_pair("volume_db", self.volume_db))
         set_field("noise_snr_db", _float_pair("noise_snr_db", self.noise_snr_db))
+        set_field("babble_snr_db", _float_pair("babble_snr_db", self.babble_snr_db))
+        voices = tuple(int(v) for v in self.babble_voices)
+        if len(voices) != 2 or not 1 <= voices[0] <= voices[1]:
+            raise ValueError(
+                f"babble_voices must be [min, max] with 1 <= min <= max, got {list(voices)}."
+            )
+        set_field("babble_voices", voices)
         set_field("pause_seconds", _float_pair("pause_seconds", self.pause_seconds))
         set_field("pause_db", _float_pair("pause_db", self.pause_db))
         set_field("lead_seconds", _float_pair("lead_seconds", self.lead_seconds))
@@ -141,8 +158,8 @@ class AugmentConfig:
                 f"band_low_hz {list(self.band_low_hz)} must lie under band_high_hz "
                 f"{list(self.band_high_hz)}."
             )
-        probabilities = ("speed_prob", "volume_prob", "noise_prob", "reverb_prob", "pause_prob",
-                         "lead_prob", "floor_prob", "band_prob")  # fmt: skip
+        probabilities = ("speed_prob", "volume_prob", "noise_prob", "reverb_prob", "babble_prob",
+                         "pause_prob", "lead_prob", "floor_prob", "band_prob")  # fmt: skip
         for name in probabilities:
             set_field(name, _probability(name, getattr(self, name)))
         set_field("sample_rate", int(self.sample_rate))
@@ -162,6 +179,15 @@ class AugmentConfig:
     @property
     def reverb_enabled(self) -> bool:
         return self.reverb_prob > 0
+
+    @property
+    def babble_enabled(self) -> bool:
+        return self.babble_prob > 0
+
+    @property
+    def voices_wanted(self) -> int:
+        """How many other training utterances each one needs at hand (babble's)."""
+        return self.babble_voices[1] if self.babble_enabled else 0
 
     @property
     def pause_enabled(self) -> bool:
@@ -185,6 +211,7 @@ class AugmentConfig:
                 self.volume_enabled,
                 self.noise_enabled,
                 self.reverb_enabled,
+                self.babble_enabled,
             )
         )
 
@@ -213,6 +240,9 @@ class AugmentConfig:
             noise_dir=get("aug_noise_dir"),
             reverb_prob=get("aug_reverb_prob"),
             rir_dir=get("aug_rir_dir"),
+            babble_prob=get("aug_babble_prob"),
+            babble_snr_db=tuple(get("aug_babble_snr_db")),
+            babble_voices=tuple(get("aug_babble_voices")),
             pause_prob=get("aug_pause_prob"),
             pause_seconds=tuple(get("aug_pause_seconds")),
             pause_db=tuple(get("aug_pause_db")),
@@ -234,11 +264,11 @@ def _maybe(apply_seed, probability: float, augment, waveform: tf.Tensor) -> tf.T
     return tf.cond(coin(apply_seed, probability), augment, lambda: waveform)
 
 
-def augment_waveform(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
-    """Applies the augmentations `config` enables: speed, reverb, noise, volume.
+def augment_waveform(waveform, config: AugmentConfig, seed=None, voices=None) -> tf.Tensor:
+    """Applies the augmentations `config` enables: speed, reverb, noise, babble, volume.
 
-    In that order (the room reverberates the speaker, noise is added in the
-    room, the recording level changes last), each with its own probability
+    In that order (the room reverberates the speaker, noise and other
+    speakers are added in the room, the recording level changes last), each with its own probability
     and its own sub-seed. The seed is first folded with a fixed tag, so the
     pipeline's per-example seed can be passed as it is, without correlating
     with the dither or SpecAugment draws it also keys. Noise and impulse
@@ -249,6 +279,8 @@ def augment_waveform(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
       waveform: float32 `[samples]`, one utterance in [-1, 1].
       config: an `AugmentConfig` (e.g. `AugmentConfig.from_hparams(hparams)`).
       seed: an int `[2]` seed or a Python int; None draws a fresh one.
+      voices: float32 ragged `[num_voices, None]`, other utterances for
+        babble (`config.voices_wanted` of them); needed when babble is on.
 
     Returns:
       float32 `[samples']` in [-1, 1] (`samples'` differs after speed
@@ -289,6 +321,21 @@ def augment_waveform(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
             functools.partial(add_noise, waveform, noise_bank, low, high, seeds[5], rate),
             waveform,
         )
+    if config.babble_enabled:
+        if voices is None:
+            raise ValueError(
+                "babble needs other utterances: pass voices (the input pipeline does)."
+            )
+        coin_seed, babble_seed = split_seed(tf.random.fold_in(tagged, _BABBLE_TAG), 2)
+        waveform = _maybe(
+            coin_seed,
+            config.babble_prob,
+            functools.partial(
+                add_babble, waveform, voices, config.babble_voices, config.babble_snr_db,
+                babble_seed, rate,
+            ),
+            waveform,
+        )  # fmt: skip
     if config.volume_enabled:
         low, high = config.volume_db
         waveform = _maybe(

@@ -352,3 +352,12 @@ def librispeech_transcripts(tree: pathlib.Path) -> dict[str, str]:
             utterance_id, text = line.split(" ", 1)
             lines[utterance_id] = text
     return lines
+
+
+def generate_from_tree(problem, root: pathlib.Path, tree: pathlib.Path) -> str:
+    """Runs `problem`'s datagen on a LibriSpeech-layout `tree` (linked as
+    `root/raw/LibriSpeech`) into `root/data`, and returns that data dir."""
+    (root / "raw").mkdir()
+    (root / "raw" / "LibriSpeech").symlink_to(tree / "LibriSpeech")
+    problem.generate_data(str(root / "data"), str(root / "raw"))
+    return str(root / "data")

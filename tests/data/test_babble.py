@@ -14,6 +14,7 @@ from t2t_lite.data.audio_augment.babble import add_babble, babble
 from t2t_lite.data.audio_augment.noise import _active_power
 from t2t_lite.data.problem import EVAL, TEST, TRAIN
 from t2t_lite.problems import mini_librispeech
+from tests.helpers import generate_from_tree
 
 RATE = 16000
 
@@ -100,12 +101,9 @@ class SmallMiniLibrispeech(mini_librispeech.MiniLibrispeech):
 
 @pytest.fixture(scope="module")
 def real_data(tmp_path_factory, mini_librispeech_mini):
-    root = tmp_path_factory.mktemp("babble")
-    (root / "raw").mkdir()
-    (root / "raw" / "LibriSpeech").symlink_to(mini_librispeech_mini / "LibriSpeech")
     problem = SmallMiniLibrispeech()
-    problem.generate_data(str(root / "data"), str(root / "raw"))
-    return problem, str(root / "data")
+    root = tmp_path_factory.mktemp("babble")
+    return problem, generate_from_tree(problem, root, mini_librispeech_mini)
 
 
 def test_the_pipeline_hands_each_training_example_other_training_utterances(real_data):

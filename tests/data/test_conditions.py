@@ -21,7 +21,7 @@ from t2t_lite.data.audio_augment.noise import _active_power, mains_hum
 from t2t_lite.data.noisy_splits import condition_split, write_noisy_splits
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError
 from t2t_lite.problems import mini_librispeech
-from tests.helpers import run_command
+from tests.helpers import generate_from_tree, run_command
 
 RATE = 16000
 
@@ -120,12 +120,9 @@ class SmallMini(mini_librispeech.MiniLibrispeech):
 
 @pytest.fixture(scope="module")
 def mini_data(tmp_path_factory, mini_librispeech_mini):
-    root = tmp_path_factory.mktemp("noisy")
-    (root / "raw").mkdir()
-    (root / "raw" / "LibriSpeech").symlink_to(mini_librispeech_mini / "LibriSpeech")
     problem = SmallMini()
-    problem.generate_data(str(root / "data"), str(root / "raw"))
-    return problem, str(root / "data"), root
+    root = tmp_path_factory.mktemp("noisy")
+    return problem, generate_from_tree(problem, root, mini_librispeech_mini), root
 
 
 def _records(problem, data_dir, split):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import os
 
+import tensorflow as tf
+
 from t2t_lite import registry, run_dir
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
@@ -57,7 +59,10 @@ def load_language_model(lm_dir: str, recognizer=None):
         ValueError: no LM run there (or no checkpoint), a model with
             inputs, or another vocabulary (one sentence naming `lm_dir`).
     """
-    lm = _load(os.path.abspath(lm_dir))
+    # Eagerly, even when a traced search asks first: a checkpoint restores
+    # outside a graph, and the loaded model is shared by every trace.
+    with tf.init_scope():
+        lm = _load(os.path.abspath(lm_dir))
     if recognizer is not None and lm.target_vocab_size != recognizer.target_vocab_size:
         raise ValueError(
             f"decode hparam lm_dir={lm_dir} holds an LM over {lm.target_vocab_size} target ids, "

@@ -23,10 +23,10 @@ lie close together, a match that started and failed changed utterances
 with no listed word in them. So the scorer `takes_back`: the search ranks
 `beam_size` beams by the score they keep for sure (a running match's bonus
 left out) and keeps up to `beam_size` more for hypotheses in the middle of
-a match, ranked with it (`beam_search.py`). A hypothesis of those extra
-beams joins the first ones only with its phrase complete, and is dropped
-when its match fails, so until a phrase is spelled whole the first beams
-are the search's without the list.
+a match, ranked with it (`provisional_ranking.py`). A hypothesis of those
+extra beams joins the first ones only with a phrase complete, and is
+dropped when its match fails with none complete, so until a phrase is
+spelled whole the first beams are the search's without the list.
 
 The list is part of the request: `phrase_ids` `[phrases, length]` (target
 ids, PAD after each phrase) and `phrase_boosts` `[phrases]` ride in the
@@ -224,12 +224,19 @@ class PhraseBiasScorer(Scorer):
         whole = tf.where(self.is_boundary, self._whole(progress)[:, :, None], 0.0)
         new_pending = tf.maximum(pending[:, :, None], whole)  # [b, beam, V]
         potential = tf.where(matched > 0, tf.maximum(new_pending, matched), new_pending)
-        before = tf.maximum(pending, self._matched(progress))
-        # What a running match holds above the completed phrase: taken back if it fails.
-        return potential - before[:, :, None], {"provisional": potential - new_pending}
+        before = tf.maximum(pending, self._matched(progress))[:, :, None]
+        return potential - before, {
+            # What a running match holds above the completed phrase: taken back if it fails.
+            "provisional": potential - new_pending,
+            # The run held a bonus and keeps none of it: its match failed, nothing completed.
+            "failed": tf.logical_and(before > 0, potential <= 0),
+        }
 
     def provisional(self, new_state):
         return new_state["provisional"]
+
+    def failed(self, new_state):
+        return new_state["failed"]
 
     def select(self, state, new_state, parents, columns, tokens):
         # The kept extensions' state, from their parents' and the token.

@@ -2,7 +2,7 @@
 
 ESPnet's search (`espnet/nets/beam_search.py`) ranks a hypothesis by a
 weighted sum of scorers: the attention decoder, the CTC prefix scorer, a
-language model. t2t-lite's `scored_beam_search` does the same with these
+language model. t2t-lite's `BeamSearch` does the same with these
 objects; each holds its own per-beam state, and the search only adds
 weighted scores and tells each scorer which extensions were kept.
 
@@ -70,7 +70,7 @@ class Scorer:
     partial = False
     # True for a scorer whose bonus a later step may take back (a running
     # phrase match): the search then keeps extra beams for its hypotheses
-    # (`provisional`, `scored_beam_search`).
+    # (`provisional`, `failed`; `provisional_ranking.py`).
     takes_back = False
 
     def initial_state(self, beam_size: int) -> Any:
@@ -83,7 +83,7 @@ class Scorer:
         Args:
             state: this scorer's state of the alive hypotheses.
             alive_seq: int32 `[batch, beam, length]`, the hypotheses (start
-                token first; see `scored_beam_search` for `length`).
+                token first; see `BeamState` for `length`).
             step: scalar int32, the position being decoded (0 first).
             candidates: None, or (a partial scorer) int32 `[batch, beam, k]`.
 
@@ -120,6 +120,19 @@ class Scorer:
             float32 `[batch, beam, vocab]`, unweighted, >= 0.
         """
         raise NotImplementedError(f"{type(self).__name__} must implement provisional")
+
+    def failed(self, new_state) -> tf.Tensor:
+        """Where an extension takes back every provisional bonus its
+        hypothesis held and keeps none of it (a match failed with no phrase
+        complete; a `takes_back` full scorer only).
+
+        Args:
+            new_state: what `score` returned.
+
+        Returns:
+            bool `[batch, beam, vocab]`.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement failed")
 
     def shape_invariants(self, state) -> Any:
         """The loop shapes of `state` for a dynamic search: by default, a

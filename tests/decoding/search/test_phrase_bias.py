@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder, IntegerEncoder
 from t2t_lite.decoding.decode_config import DecodeConfig
-from t2t_lite.decoding.search.beam_search import scored_beam_search
+from t2t_lite.decoding.search.beam_search import BeamSearch, scored_beam_search
 from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
 from t2t_lite.decoding.search.model_search import BatchDecoder, decode_cap, model_search
 from t2t_lite.decoding.search.phrase_bias import (
@@ -16,6 +16,7 @@ from t2t_lite.decoding.search.phrase_bias import (
     phrase_features,
     read_phrase_file,
 )
+from t2t_lite.decoding.search.ranking import INF
 from t2t_lite.decoding.search.scorer import WeightedScorer
 from tests.helpers import CTC_BEAM_DECODE
 from tests.serving.runs import speech_features, tone_and_noise
@@ -64,9 +65,10 @@ def test_a_running_match_is_worth_what_it_matched_until_it_fails():
     assert total_bonus(PHRASES, "the ca", finish=True) == pytest.approx(0.0)
 
 
-def fixed_decoder(preferences: dict[str, float]):
+def fixed_decoder(preferences: dict[str, float], seen: list | None = None):
     """A decoder scorer that spells the given texts, each token's log
-    probability set so that a text's total is its preference."""
+    probability set so that a text's total is its preference; `seen`
+    collects every hypothesis it is asked to extend."""
     table = np.full([64, VOCAB], -20.0, np.float32)  # one row per prefix
     prefixes = {(): 0}
     for text, total in preferences.items():
@@ -80,14 +82,17 @@ def fixed_decoder(preferences: dict[str, float]):
     rows = {prefix: row for prefix, row in prefixes.items()}
 
     def fn(ids, step, states):
-        found = [rows.get(tuple(int(t) for t in row[1:]), 63) for row in ids.numpy()]
+        prefixes = [tuple(int(t) for t in row[1:]) for row in ids.numpy()]
+        if seen is not None:
+            seen.extend(prefixes)
+        found = [rows.get(prefix, 63) for prefix in prefixes]
         return tf.gather(table, found), states
 
     return DecoderScorer(fn)
 
 
-def search(preferences, phrases=None, beam_size=3):
-    scorers = [WeightedScorer(fixed_decoder(preferences), 1.0)]
+def search(preferences, phrases=None, beam_size=3, seen=None):
+    scorers = [WeightedScorer(fixed_decoder(preferences, seen), 1.0)]
     if phrases:
         features = phrase_features(phrases, BYTES)
         bias = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"], 1, VOCAB)
@@ -147,6 +152,63 @@ def test_an_extra_beam_whose_match_fails_is_dropped():
     texts, scores = search(preferences, [("cat", 1.0)], beam_size=1)
     assert texts == plain_texts
     assert scores[0] == pytest.approx(plain_scores[0], abs=1e-5)
+
+
+def test_no_hypothesis_is_extended_after_eos():
+    """One beam: "dog" and "cat" (listed) both end at the same step, so every
+    candidate kept for sure is an EOS; the one raised by its bonus above 0
+    must not be kept alive past its end (nothing may extend "cat<EOS>")."""
+    seen = []
+    texts, _ = search({"dog": -1.0, "cat": -1.5}, [("cat", 1.0)], beam_size=1, seen=seen)
+    assert texts == ["cat"]
+    assert seen and not [prefix for prefix in seen if EOS_ID in prefix]
+
+
+def test_a_shorter_phrase_completed_keeps_its_extra_beam_when_a_longer_one_fails():
+    """ "new yolk" holds "new york" in an extra beam until "l" fails it, but
+    "new" is complete by then: the hypothesis keeps "new"'s bonus for sure
+    and wins with it, where dropping it would end on "old yolk"."""
+    preferences = {"old yolk": -1.0, "new yolk": -1.6}
+    plain_texts, plain_scores = search(preferences, beam_size=2)
+    assert plain_texts == ["old yolk", "new yolk"]
+    texts, scores = search(preferences, [("new", 0.5), ("new york", 2.0)], beam_size=1)
+    assert texts == ["new yolk"]
+    assert scores[0] == pytest.approx(plain_scores[1] + 3 * 0.5, abs=1e-5)
+
+
+def test_an_empty_extra_beam_is_never_extended():
+    """Two beams: after the first step the first two hold "d" and "c"; the
+    only other hypothesis holding a bonus is "C" (the list's upper case), so
+    one extra beam holds it and the other stays empty, where an extension of
+    an empty beam (score -1e7 plus a bonus) used to fill it."""
+    features = phrase_features([("cat", 30.0)], BYTES)
+    bias = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"], 1, VOCAB)
+    decoder = fixed_decoder({"dog": -1.0, "cup": -3.0})
+    search_ = BeamSearch(
+        [WeightedScorer(decoder, 1.0), WeightedScorer(bias, 1.0)], 2, 12, VOCAB, alpha=0.0
+    )
+    state = search_.step(search_.initial_state(tf.zeros([1], tf.int32)))
+    texts = [BYTES.decode(row[1:]) for row in state.alive_seq.numpy()[0]]
+    scores, holds = state.alive_log_probs.numpy()[0], state.ranking_state[0].numpy()[0]
+    assert texts[:3] == ["d", "c", "C"]
+    assert (scores[:3] > -100).all() and holds[:3].all()
+    assert scores[3] == -INF and not holds[3]
+
+
+def test_a_running_match_that_never_completes_stops_the_search_as_without_it():
+    """Two beams: "x" finishes first and the search without a list stops
+    before "yzzz" can finish, leaving its second slot empty. A running match
+    ("qqqqqqqq" of a listed "qqqqqqqqq", never completed) must not keep the
+    search going: the stop bound reads the scores kept for sure."""
+    preferences = {"x": -0.5, "yzzz": -2.5, "qqqqqqqqr": -6.0}
+    plain_seen, seen = [], []
+    plain_texts, plain_scores = search(preferences, beam_size=2, seen=plain_seen)
+    assert plain_texts == ["x", ""] and plain_scores[1] == -INF
+    texts, scores = search(preferences, [("qqqqqqqqq", 1.0)], beam_size=2, seen=seen)
+    assert texts == plain_texts
+    np.testing.assert_allclose(scores, plain_scores, atol=1e-5)
+    # Twice the beams a step (the extra ones), the same number of steps.
+    assert len(seen) == 2 * len(plain_seen)
 
 
 def test_the_decoder_biases_speech_only_where_the_list_matches(speech_run):

@@ -19,6 +19,7 @@ from absl import flags
 from aiohttp import web
 
 from t2t_lite.cli import common
+from t2t_lite.export_manifest import ManifestError, SavedModelManifest, TfliteManifest
 from t2t_lite.server.app import ServerConfig, make_app
 from t2t_lite.server.speech_model import ExportedSpeechModel, ExportNotFoundError, newest_version
 from t2t_lite.server.tflite_model import TfliteSpeechModel, is_tflite_export, litert_missing
@@ -72,6 +73,11 @@ def main(argv: list[str]) -> int:
         except ExportNotFoundError as error:
             raise common.CliError(str(error)) from error
         model_class = ExportedSpeechModel
+    try:  # a manifest this version cannot read fails now, not after start-up
+        manifest_class = TfliteManifest if model_class is TfliteSpeechModel else SavedModelManifest
+        manifest_class.read(path)
+    except ManifestError as error:
+        raise common.CliError(str(error)) from error
     config = ServerConfig(
         FLAGS.max_seconds, FLAGS.max_batch, FLAGS.max_wait_ms, FLAGS.max_streams, endpoint
     )

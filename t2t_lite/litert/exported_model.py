@@ -3,12 +3,11 @@ text runners share (the files, the vocabulary, one run of the model)."""
 
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
 
-from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE, VOCABULARY_FILE
+from t2t_lite.export_manifest import TFLITE_MODEL_FILE, VOCABULARY_FILE, TfliteManifest
 from t2t_lite.litert.vocabulary import Vocabulary
 from t2t_lite.native_stderr import filtered_native_stderr
 
@@ -35,21 +34,21 @@ class ExportedModel:
 
     Raises:
         OSError: a file of the export is missing or unreadable.
-        ValueError: the export is of another input than the class runs.
+        ValueError: the export is of another input than the class runs, or
+            its manifest cannot be read (`ManifestError`).
     """
 
     input_kind = ""  # `tflite.json`'s "input" that a subclass runs
 
     def __init__(self, directory: str, num_threads: int = 1):
-        with open(os.path.join(directory, METADATA_FILE), encoding="utf-8") as handle:
-            self.metadata = json.load(handle)
-        if self.metadata.get("input") != self.input_kind:
+        self.manifest = TfliteManifest.read(directory)
+        if self.manifest.input != self.input_kind:
             raise ValueError(
-                f"{directory} holds a model of {self.metadata.get('input')!r} inputs; "
+                f"{directory} holds a model of {self.manifest.input!r} inputs; "
                 f"{type(self).__name__} runs {self.input_kind!r} models."
             )
         self.vocabulary = Vocabulary.load(os.path.join(directory, VOCABULARY_FILE))
-        self._model_path = os.path.join(directory, MODEL_FILE)
+        self._model_path = os.path.join(directory, TFLITE_MODEL_FILE)
         self._num_threads = num_threads
         self._interpreter = None  # made at the first run (LiteRT logs when it loads)
 

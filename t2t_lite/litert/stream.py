@@ -24,21 +24,20 @@ into utterances by the same rules as one through the SavedModel.
 
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
 
 from t2t_lite.data.audio_io import finite_samples
 from t2t_lite.decoding.result import Decoded
-from t2t_lite.litert.exported_model import load_interpreter
-from t2t_lite.litert.model_files import (
+from t2t_lite.export_manifest import (
     FINAL_FILE,
-    METADATA_FILE,
     STATE_FILE,
     STEP_FILE,
     VOCABULARY_FILE,
+    TfliteManifest,
 )
+from t2t_lite.litert.exported_model import load_interpreter
 from t2t_lite.litert.transcriber import LiteRtTranscriber
 from t2t_lite.litert.vocabulary import Vocabulary
 from t2t_lite.streaming.endpoint import Endpoint, EndpointRules, StreamStep
@@ -75,27 +74,24 @@ class LiteRtStreamingRecognizer:
     """
 
     def __init__(self, directory: str, num_threads: int = 1):
-        with open(os.path.join(directory, METADATA_FILE), encoding="utf-8") as handle:
-            metadata = json.load(handle)
-        if "stream" not in metadata:
+        manifest = TfliteManifest.read(directory)
+        stream = manifest.stream
+        if stream is None:
             raise ValueError(
                 f"{directory} holds no streaming model (export a model trained with "
                 "use_dynamic_chunk=True with --format=tflite)."
             )
-        stream = metadata["stream"]
-        self.sample_rate = int(metadata["sample_rate"])
-        self.chunk_samples = int(stream["chunk_samples"])
-        self.frame_seconds = float(stream["frame_seconds"])
-        self.chunk_seconds = float(stream["chunk_seconds"])
-        self.max_utterance_samples = int(stream["max_utterance_samples"])
-        self.endpoint_rules = EndpointRules.from_settings(metadata["decode_hparams"])
+        self.sample_rate = int(manifest.sample_rate)
+        self.chunk_samples = int(stream.chunk_samples)
+        self.frame_seconds = float(stream.frame_seconds)
+        self.chunk_seconds = float(stream.chunk_seconds)
+        self.max_utterance_samples = int(stream.max_utterance_samples)
+        self.endpoint_rules = EndpointRules.from_settings(manifest.decode_hparams)
         self.vocabulary = Vocabulary.load(os.path.join(directory, VOCABULARY_FILE))
         with np.load(os.path.join(directory, STATE_FILE)) as initial:
             self._initial = {name: initial[name] for name in initial.files}
-        self._step = _Graph(os.path.join(directory, STEP_FILE), stream["step_outputs"], num_threads)
-        self._final = _Graph(
-            os.path.join(directory, FINAL_FILE), stream["final_outputs"], num_threads
-        )
+        self._step = _Graph(os.path.join(directory, STEP_FILE), stream.step_outputs, num_threads)
+        self._final = _Graph(os.path.join(directory, FINAL_FILE), stream.final_outputs, num_threads)
         self.version = 0  # what a session reports
         self._directory, self._num_threads = directory, num_threads
         self._transcriber = None

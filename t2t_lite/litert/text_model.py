@@ -31,7 +31,7 @@ class LiteRtTextModel(ExportedModel):
 
     def __init__(self, directory: str, num_threads: int = 1):
         super().__init__(directory, num_threads)
-        self.max_input_tokens = int(self.metadata["max_input_tokens"])
+        self.max_input_tokens = int(self.manifest.max_input_tokens)
 
     def ids(self, input_ids) -> tuple[np.ndarray, float]:
         """The best hypothesis' ids `[cap]` and its score.

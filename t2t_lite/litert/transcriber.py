@@ -36,9 +36,9 @@ class LiteRtTranscriber(ExportedModel):
 
     def __init__(self, directory: str, num_threads: int = 1):
         super().__init__(directory, num_threads)
-        self.max_samples = int(self.metadata["max_samples"])
-        self.sample_rate = int(self.metadata["sample_rate"])
-        self.segment_seconds = float(self.metadata["segment_seconds"])
+        self.max_samples = int(self.manifest.max_samples)
+        self.sample_rate = int(self.manifest.sample_rate)
+        self.segment_seconds = float(self.manifest.segment_seconds)
 
     def check_fits(self, waveform: np.ndarray) -> None:
         """Raises ValueError for a waveform longer than the model's `max_samples`."""

@@ -18,7 +18,6 @@ decoder's transcripts. An export of a streaming model (`stream_start`,
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 
 import numpy as np
@@ -26,7 +25,7 @@ import tensorflow as tf
 
 from t2t_lite.data.audio_io import SAMPLE_RATE, padded_batch
 from t2t_lite.decoding.timing.subtitles import TimedWord
-from t2t_lite.serving.export import METADATA_FILE
+from t2t_lite.export_manifest import SavedModelManifest
 from t2t_lite.streaming.endpoint import EndpointRules, StreamStep
 
 TIMED_SIGNATURE = "transcribe_timed"
@@ -87,12 +86,10 @@ class ExportedSpeechModel:
     def __init__(self, export_dir: str):
         self.path = newest_version(export_dir)
         self.version = os.path.basename(os.path.normpath(self.path))
-        metadata_path = os.path.join(self.path, "assets.extra", METADATA_FILE)
-        self.metadata = {}
-        if os.path.isfile(metadata_path):
-            with open(metadata_path, encoding="utf-8") as handle:
-                self.metadata = json.load(handle)
-        self.sample_rate = int(self.metadata.get("sample_rate", SAMPLE_RATE))
+        # None: a SavedModel not written by t2t-lite-exporter (the defaults hold).
+        self.manifest = SavedModelManifest.read(self.path)
+        manifest = self.manifest
+        self.sample_rate = int(manifest and manifest.sample_rate or SAMPLE_RATE)
         self._loaded = tf.saved_model.load(self.path)
         signatures = self._loaded.signatures
         name = TIMED_SIGNATURE if TIMED_SIGNATURE in signatures else "serving_default"
@@ -105,14 +102,16 @@ class ExportedSpeechModel:
         self.timed = name == TIMED_SIGNATURE
         # Streaming exports from before endpointing (no `stream_frame_seconds`)
         # cannot be endpointed: they are served as files only.
-        self.streams = "stream_frame_seconds" in self.metadata and all(
+        self.streams = bool(manifest and manifest.stream_frame_seconds) and all(
             name in signatures for name in STREAM_SIGNATURES
         )
         if self.streams:  # one encoder frame, and one chunk of them, in seconds
-            self.frame_seconds = float(self.metadata["stream_frame_seconds"])
-            self.chunk_seconds = self.metadata["stream_chunk_frames"] * self.frame_seconds
+            self.frame_seconds = float(manifest.stream_frame_seconds)
+            self.chunk_seconds = manifest.stream_chunk_frames * self.frame_seconds
         # The endpoint rules exported with the model (an older export's: the defaults).
-        self.endpoint_rules = EndpointRules.from_settings(self.metadata.get("decode_hparams", {}))
+        self.endpoint_rules = EndpointRules.from_settings(
+            manifest.decode_hparams if manifest else {}
+        )
 
     def warm_up(self) -> None:
         """Runs one second of quiet noise through the graphs: TensorFlow's first

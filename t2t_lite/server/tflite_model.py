@@ -18,14 +18,14 @@ import os
 
 import numpy as np
 
-from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE
+from t2t_lite.export_manifest import TFLITE_MANIFEST, TFLITE_MODEL_FILE
 from t2t_lite.litert.transcriber import LiteRtTranscriber
 from t2t_lite.server.speech_model import ExportNotFoundError, Transcript
 
 
 def is_tflite_export(directory: str) -> bool:
     """Whether `directory` holds an on-device export (its model and metadata)."""
-    files = (MODEL_FILE, METADATA_FILE)
+    files = (TFLITE_MODEL_FILE, TFLITE_MANIFEST)
     return all(os.path.isfile(os.path.join(directory, name)) for name in files)
 
 
@@ -59,7 +59,7 @@ class TfliteSpeechModel:
             raise ExportNotFoundError(f"{error} t2t-lite-serve serves speech exports.") from error
         self.sample_rate = self._transcriber.sample_rate
         # The export has no version directory: name it by its format and quantization.
-        self.version = f"tflite-{self._transcriber.metadata.get('quantization', 'float32')}"
+        self.version = f"tflite-{self._transcriber.manifest.quantization}"
 
     def warm_up(self) -> None:
         """Loads the interpreter and runs one second of quiet noise through it."""

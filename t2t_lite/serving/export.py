@@ -17,7 +17,6 @@ loads every numeric subdirectory) never sees a half-written version.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
@@ -30,9 +29,8 @@ from t2t_lite.decoding.checkpoints import trained_model
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.timing.word_confidence import with_run_calibration
+from t2t_lite.export_manifest import SAVED_MODEL_MANIFEST, SavedModelManifest
 from t2t_lite.serving.serving_module import ServingModule
-
-METADATA_FILE = "t2t_lite_export.json"  # in assets.extra/, which TF Serving ignores
 
 
 class ExportError(ValueError):
@@ -103,7 +101,7 @@ def save_versioned(
     signatures: dict,
     export_dir: str,
     version: int | None = None,
-    metadata: dict | None = None,
+    manifest: SavedModelManifest | None = None,
 ) -> str:
     """Saves `module` as `export_dir/<version>/`, atomically.
 
@@ -112,8 +110,8 @@ def save_versioned(
         signatures: `{"serving_default": concrete_function}`.
         export_dir: the model's base directory (TF Serving's `model_base_path`).
         version: the version number; default `next_version(export_dir)`.
-        metadata: JSON-able facts about the export, written to
-            `assets.extra/t2t_lite_export.json`.
+        manifest: the export's manifest, written to
+            `assets.extra/t2t_lite_export.json` (which TF Serving ignores).
 
     Returns:
         The version directory.
@@ -133,11 +131,11 @@ def save_versioned(
     temporary = os.path.join(export_dir, f".tmp-{version}-{os.getpid()}")
     try:
         tf.saved_model.save(module, temporary, signatures=signatures)
-        if metadata is not None:
+        if manifest is not None:
             extra = os.path.join(temporary, "assets.extra")
             tf.io.gfile.makedirs(extra)
-            with tf.io.gfile.GFile(os.path.join(extra, METADATA_FILE), "w") as handle:
-                handle.write(json.dumps(metadata, indent=2, sort_keys=True) + "\n")
+            with tf.io.gfile.GFile(os.path.join(extra, SAVED_MODEL_MANIFEST), "w") as handle:
+                handle.write(manifest.to_json() + "\n")
         tf.io.gfile.rename(temporary, final)
     finally:
         if tf.io.gfile.exists(temporary):
@@ -190,19 +188,23 @@ def export_run(
         module = ServingModule(model, problem, run.hparams, decode_config, encoders)
     except ValueError as error:  # a bad calibration, or decode hparams the model cannot honour
         raise ExportError(str(error)) from error
-    metadata = {
-        "problem": problem.name,
-        "model": run.model_name,
-        "checkpoint": checkpoint,
-        "decode_hparams": module.decode_settings,
-        "max_decode_length": module.max_decode_length,
-    }
-    if problem.input_modality == "speech":  # what a server resamples requests to
-        metadata["sample_rate"] = FeatureConfig.from_hparams(run.hparams).sample_rate
-    limits = ("max_input_frames", "segment_seconds", "max_input_tokens")
-    for name in (*limits, "stream_chunk_frames", "stream_frame_seconds"):
-        if hasattr(module, name):
-            metadata[name] = getattr(module, name)
     signatures = module.signatures()
-    metadata["signatures"] = sorted(signatures)
-    return save_versioned(module, signatures, export_dir, version, metadata)
+    sample_rate = None
+    if problem.input_modality == "speech":  # what a server resamples requests to
+        sample_rate = FeatureConfig.from_hparams(run.hparams).sample_rate
+    limits = ("max_input_frames", "segment_seconds", "max_input_tokens")
+    manifest = SavedModelManifest(
+        problem=problem.name,
+        model=run.model_name,
+        checkpoint=checkpoint,
+        decode_hparams=module.decode_settings,
+        max_decode_length=module.max_decode_length,
+        signatures=sorted(signatures),
+        sample_rate=sample_rate,
+        **{
+            name: getattr(module, name)
+            for name in (*limits, "stream_chunk_frames", "stream_frame_seconds")
+            if hasattr(module, name)
+        },
+    )
+    return save_versioned(module, signatures, export_dir, version, manifest)

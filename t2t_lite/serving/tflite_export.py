@@ -30,7 +30,6 @@ Quantization: "float32"; "float16" (weights stored as float16); "int8"
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 
@@ -46,8 +45,13 @@ from t2t_lite.decoding.audio.transcriber import piece_features
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
+from t2t_lite.export_manifest import (
+    TFLITE_MANIFEST,
+    TFLITE_MODEL_FILE,
+    VOCABULARY_FILE,
+    TfliteManifest,
+)
 from t2t_lite.hparam import HParams
-from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE, VOCABULARY_FILE
 from t2t_lite.litert.vocabulary import Vocabulary
 from t2t_lite.serving.export import ExportError, restored_model
 from t2t_lite.serving.tflite_stream_export import stream_files
@@ -118,7 +122,7 @@ def convert(function, quantization: str = "float32") -> bytes:
 def _graph_and_input(
     model, hparams: HParams, decode_config: DecodeConfig, max_seconds: float | None
 ):
-    """`(tf.function, metadata of its input)` for the model's modality."""
+    """`(tf.function, its input's manifest fields)` for the model's modality."""
     if max_seconds is not None and not max_seconds > 0:
         raise ValueError(f"the TFLite model's max seconds must be above 0, got {max_seconds}.")
     if model.input_modality == "speech":
@@ -164,21 +168,23 @@ def export_tflite(
         The path of `model.tflite`.
     """
     decode_config = decode_config.for_model(model)
-    function, metadata = _graph_and_input(model, hparams, decode_config, max_seconds)
+    function, input_fields = _graph_and_input(model, hparams, decode_config, max_seconds)
     blob = convert(function, quantization)
-    metadata.update(
-        quantization=quantization, decode_hparams=decode_config.values(), bytes=len(blob)
-    )
-    files = {MODEL_FILE: blob}
+    files, stream = {TFLITE_MODEL_FILE: blob}, None
     if can_stream(model):  # the chunk-step and final models beside it
-        stream, metadata["stream"] = stream_files(
-            model, hparams, decode_config, convert, quantization
-        )
-        files.update(stream)
+        stream_blobs, stream = stream_files(model, hparams, decode_config, convert, quantization)
+        files.update(stream_blobs)
+    manifest = TfliteManifest(
+        quantization=quantization,
+        decode_hparams=decode_config.values(),
+        bytes=len(blob),
+        stream=stream,
+        **input_fields,
+    )
     os.makedirs(directory, exist_ok=True)
     files.update({
         VOCABULARY_FILE: Vocabulary.from_encoder(target_encoder).to_json().encode("utf-8"),
-        METADATA_FILE: json.dumps(metadata, indent=2, sort_keys=True).encode("utf-8"),
+        TFLITE_MANIFEST: manifest.to_json().encode("utf-8"),
     })  # fmt: skip
     mode = _default_file_mode()
     for name, content in files.items():  # each file whole or not at all
@@ -188,7 +194,7 @@ def export_tflite(
         # SavedModel's are, so a server running as another user can load them.
         os.chmod(handle.name, mode)
         os.replace(handle.name, os.path.join(directory, name))
-    return os.path.join(directory, MODEL_FILE)
+    return os.path.join(directory, TFLITE_MODEL_FILE)
 
 
 def _default_file_mode() -> int:

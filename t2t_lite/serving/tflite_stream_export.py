@@ -1,6 +1,6 @@
 """A streaming model as two `.tflite`s of builtin ops: a chunk step and a final.
 
-    files, metadata = stream_files(model, hparams, decode_config, convert, "int8")
+    files, stream_manifest = stream_files(model, hparams, decode_config, convert, "int8")
 
 gives what `tflite_export.export_tflite` writes beside `model.tflite` for a
 streaming model, and `litert.stream` runs without TensorFlow:
@@ -37,16 +37,17 @@ import tensorflow as tf
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.model_search import model_search
 from t2t_lite.decoding.timing.word_times import encoder_frame_seconds
+from t2t_lite.export_manifest import FINAL_FILE, STATE_FILE, STEP_FILE, StreamManifest
 from t2t_lite.hparam import HParams
-from t2t_lite.litert.model_files import FINAL_FILE, STATE_FILE, STEP_FILE
 from t2t_lite.serving.serving_module import DEFAULT_CHUNK_FRAMES
 from t2t_lite.streaming.graph import StreamingGraph
 from t2t_lite.streaming.state import FixedSizeState
 
 
 def stream_graphs(model, hparams: HParams, decode_config: DecodeConfig):
-    """`(step, final, fixed, metadata)`: the two fixed-shape `tf.function`s,
-    their `FixedSizeState`, and what the runner needs to know."""
+    """`(step, final, fixed, chunk fields)`: the two fixed-shape
+    `tf.function`s, their `FixedSizeState`, and the chunk's `StreamManifest`
+    fields (what the runner needs to know)."""
     chunk_frames = decode_config.chunk_frames or DEFAULT_CHUNK_FRAMES
     graph = StreamingGraph(model, hparams, decode_config, chunk_frames)
     chunk_samples = graph.chunk_samples
@@ -90,14 +91,14 @@ def stream_graphs(model, hparams: HParams, decode_config: DecodeConfig):
         return {"ids": ids[:, 0], "score": scores[:, 0]}
 
     frame_seconds = encoder_frame_seconds(hparams)[0]
-    metadata = {
+    chunk_fields = {
         "chunk_frames": chunk_frames,
         "chunk_samples": chunk_samples,
         "chunk_seconds": chunk_frames * frame_seconds,
         "frame_seconds": frame_seconds,
         "max_utterance_samples": fixed.max_samples,
     }
-    return step, final, fixed, metadata
+    return step, final, fixed, chunk_fields
 
 
 def initial_state_npz(fixed: FixedSizeState) -> bytes:
@@ -109,17 +110,19 @@ def initial_state_npz(fixed: FixedSizeState) -> bytes:
 
 
 def stream_files(model, hparams: HParams, decode_config: DecodeConfig, convert, quantization):
-    """`({file name: bytes}, metadata)`: the streaming files of a streaming
-    model, converted by `convert(function, quantization)`."""
-    step, final, fixed, metadata = stream_graphs(model, hparams, decode_config)
-    # The converter names outputs Identity, Identity_1, ... in the order a
-    # dict flattens: by key.
-    metadata["step_outputs"] = sorted(step.get_concrete_function().structured_outputs)
-    metadata["final_outputs"] = sorted(final.get_concrete_function().structured_outputs)
+    """`({file name: bytes}, StreamManifest)`: the streaming files of a
+    streaming model, converted by `convert(function, quantization)`."""
+    step, final, fixed, chunk_fields = stream_graphs(model, hparams, decode_config)
     files = {
         STEP_FILE: convert(step, quantization),
         FINAL_FILE: convert(final, quantization),
         STATE_FILE: initial_state_npz(fixed),
     }
-    metadata["bytes"] = {name: len(blob) for name, blob in files.items()}
-    return files, metadata
+    return files, StreamManifest(
+        # The converter names outputs Identity, Identity_1, ... in the order a
+        # dict flattens: by key.
+        step_outputs=sorted(step.get_concrete_function().structured_outputs),
+        final_outputs=sorted(final.get_concrete_function().structured_outputs),
+        bytes={name: len(blob) for name, blob in files.items()},
+        **chunk_fields,
+    )

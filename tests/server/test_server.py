@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import io
+import json
 import os
 import socket
 
@@ -20,6 +21,7 @@ import soundfile
 
 from t2t_lite.data.audio_io import resample, to_int16_pcm
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.export_manifest import MANIFEST_VERSION, SAVED_MODEL_MANIFEST
 from t2t_lite.litert.transcriber import LiteRtTranscriber
 from t2t_lite.server.audio_request import BadAudio, parse_content_type, request_audio
 from t2t_lite.server.batcher import DynamicBatcher, length_groups
@@ -259,4 +261,19 @@ def test_a_wrong_export_dir_is_one_line_and_exit_1(tmp_path):
     assert result.stderr.strip().splitlines() == [
         f"t2t-lite-serve: error: {tmp_path} holds no SavedModel (no saved_model.pb in it or "
         "in a numbered version under it); pass what t2t-lite-exporter wrote as --export_dir."
+    ]
+
+
+def test_an_export_from_a_newer_t2t_lite_is_one_line_and_exit_1(tmp_path):
+    version = tmp_path / "7"
+    (version / "assets.extra").mkdir(parents=True)
+    (version / "saved_model.pb").write_bytes(b"")
+    manifest = version / "assets.extra" / SAVED_MODEL_MANIFEST
+    manifest.write_text(json.dumps({"manifest_version": MANIFEST_VERSION + 1}))
+    result = run_command("t2t-lite-serve", f"--export_dir={tmp_path}")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"t2t-lite-serve: error: {manifest} is an export manifest of version "
+        f"{MANIFEST_VERSION + 1}; this t2t-lite reads versions up to {MANIFEST_VERSION}: "
+        "upgrade t2t-lite or export the model again."
     ]

@@ -28,6 +28,7 @@ from t2t_lite.decoding.audio.long_form import split_recordings
 from t2t_lite.decoding.checkpoints import trained_model
 from t2t_lite.decoding.decode_config import DEFAULT_CTC_WEIGHT, DecodeConfig
 from t2t_lite.decoding.search.model_search import BatchDecoder
+from t2t_lite.export_manifest import SAVED_MODEL_MANIFEST
 from t2t_lite.serving import export
 from t2t_lite.serving.serving_module import ServingModule
 from tests.helpers import (
@@ -382,7 +383,7 @@ def test_an_export_with_a_fused_lm_decodes_as_the_decoder_fuses_it(
     assert served["fused"]["outputs"] == texts
     np.testing.assert_allclose(served["fused"]["scores"], scores[:, 0], rtol=1e-4, atol=1e-4)
     assert texts[0] == "no" != served["speech"]["outputs"][0]  # the LM changed the tone's text
-    metadata_path = os.path.join(fused_export.export_path, "assets.extra", export.METADATA_FILE)
+    metadata_path = os.path.join(fused_export.export_path, "assets.extra", SAVED_MODEL_MANIFEST)
     with open(metadata_path) as handle:
         metadata = json.load(handle)
     assert metadata["decode_hparams"]["lm_weight"] == 1.0
@@ -539,7 +540,7 @@ def test_versions_are_atomic_increasing_and_never_overwritten(text_export):
     assert sorted(os.listdir(export_dir)) == ["3"]  # no temporary left behind
     assert os.path.exists(os.path.join(text_export.export_path, "saved_model.pb"))
     metadata = json.loads(
-        open(os.path.join(text_export.export_path, "assets.extra", export.METADATA_FILE)).read()
+        open(os.path.join(text_export.export_path, "assets.extra", SAVED_MODEL_MANIFEST)).read()
     )
     assert metadata["max_decode_length"] == 24 and metadata["max_input_tokens"] == 12
     assert export.next_version(export_dir) > 3
@@ -578,7 +579,7 @@ def test_cli_writes_a_version_directory(text_run, tmp_path):
     assert_quiet_output(result)
     assert result.stdout.strip() == str(export_dir / "5")
     assert sorted(os.listdir(export_dir)) == ["5"]
-    metadata = json.loads((export_dir / "5" / "assets.extra" / export.METADATA_FILE).read_text())
+    metadata = json.loads((export_dir / "5" / "assets.extra" / SAVED_MODEL_MANIFEST).read_text())
     assert metadata["problem"] == "algorithmic_reverse_binary40"  # from flags.json
     assert metadata["decode_hparams"]["beam_size"] == 1
     assert metadata["decode_hparams"]["ctc_weight"] == 0.0  # no CTC head: attention only

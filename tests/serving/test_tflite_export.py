@@ -23,7 +23,7 @@ from t2t_lite.decoding.audio.pause_split import max_piece_samples
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.model_search import BatchDecoder, decode_cap
-from t2t_lite.litert.model_files import METADATA_FILE, MODEL_FILE
+from t2t_lite.export_manifest import TFLITE_MANIFEST, TFLITE_MODEL_FILE
 from t2t_lite.litert.transcriber import LiteRtTranscriber
 from t2t_lite.serving.tflite_export import export_tflite
 from tests.helpers import (
@@ -81,7 +81,7 @@ def test_builtins_only_tflite_transcribes_as_the_savedmodel_graph_without_tensor
     directory = tmp_path / "tflite"
     encoder = run.encoders["targets"]
     export_tflite(run.model, run.hparams, decode_config, encoder, str(directory))
-    metadata = json.loads((directory / METADATA_FILE).read_text())
+    metadata = json.loads((directory / TFLITE_MANIFEST).read_text())
     assert metadata["segment_seconds"] == 3.0  # max_input_seq_length=300 frames
     assert metadata["max_samples"] == max_piece_samples(16000, 3.0)
     assert metadata["decode_hparams"]["ctc_weight"] == 0.3
@@ -108,17 +108,17 @@ def test_builtins_only_tflite_transcribes_as_the_savedmodel_graph_without_tensor
     )
     assert got == expected
 
-    float_bytes = os.path.getsize(directory / MODEL_FILE)
+    float_bytes = os.path.getsize(directory / TFLITE_MODEL_FILE)
     int8 = tmp_path / "int8"
     export_tflite(run.model, run.hparams, decode_config, encoder, str(int8), "int8", SECONDS)
-    assert 0 < os.path.getsize(int8 / MODEL_FILE) < float_bytes
+    assert 0 < os.path.getsize(int8 / TFLITE_MODEL_FILE) < float_bytes
 
 
 def test_text_tflite_gives_the_savedmodel_searchs_ids_without_tensorflow(text_run, tmp_path):
     run, decode_config = text_run, DecodeConfig.parse(BEAM_DECODE)
     encoders = run.encoders
     export_tflite(run.model, run.hparams, decode_config, encoders["targets"], str(tmp_path))
-    metadata = json.loads((tmp_path / METADATA_FILE).read_text())
+    metadata = json.loads((tmp_path / TFLITE_MANIFEST).read_text())
     assert metadata["input"] == "ids" and metadata["max_input_tokens"] == 12
 
     sentences = ["1 1 0", "0 1", "1 0 0 1 1 0 1", ""]
@@ -160,7 +160,7 @@ def test_exporter_and_runner_commands_transcribe_a_wav_without_tensorflow(
     )  # fmt: skip
     assert exported.returncode == 0, exported.stderr[-3000:]
     assert_quiet_output(exported)
-    assert json.loads((export_dir / METADATA_FILE).read_text())["quantization"] == "int8"
+    assert json.loads((export_dir / TFLITE_MANIFEST).read_text())["quantization"] == "int8"
 
     wave = read_audio(librispeech_flac)  # 2.09 s: longer than the model's 2 s, split
     assert len(LiteRtTranscriber(str(export_dir)).pieces(wave)) == 2

@@ -16,8 +16,8 @@ import tensorflow as tf
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.model_search import decode_cap
+from t2t_lite.export_manifest import SAVED_MODEL_MANIFEST
 from t2t_lite.server.speech_model import ExportedSpeechModel
-from t2t_lite.serving import export
 from t2t_lite.streaming.recognizer import StreamingRecognizer
 from t2t_lite.streaming.simulation import StreamTiming
 from tests.helpers import CTC_BEAM_DECODE, load_script, run_command
@@ -173,7 +173,7 @@ def test_savedmodel_streams_with_explicit_state_without_t2t_lite(run, exported, 
     the same left context limit) and its timed words; the state's keys stop
     growing at the limit."""
     path = exported
-    metadata = json.loads((pathlib.Path(path) / "assets.extra" / export.METADATA_FILE).read_text())
+    metadata = json.loads((pathlib.Path(path) / "assets.extra" / SAVED_MODEL_MANIFEST).read_text())
     assert metadata["stream_chunk_frames"] == 2
     assert {"stream_start", "stream_step", "stream_final"} <= set(metadata["signatures"])
 

@@ -14,7 +14,7 @@ import soundfile
 
 from t2t_lite.data.audio_io import read_audio
 from t2t_lite.decoding.decode_config import DecodeConfig
-from t2t_lite.litert.model_files import FINAL_FILE, METADATA_FILE, STATE_FILE, STEP_FILE
+from t2t_lite.export_manifest import FINAL_FILE, STATE_FILE, STEP_FILE, TFLITE_MANIFEST
 from t2t_lite.server.speech_model import ExportedSpeechModel
 from t2t_lite.server.stream_session import stream_recording
 from t2t_lite.serving.tflite_export import export_tflite
@@ -71,7 +71,7 @@ def test_streaming_tflite_gives_the_savedmodels_finals_without_tensorflow(
     run, exported, stream_tflite, tmp_path, librispeech_flac
 ):
     directory = stream_tflite["float32"]
-    metadata = json.loads((directory / METADATA_FILE).read_text())
+    metadata = json.loads((directory / TFLITE_MANIFEST).read_text())
     assert metadata["stream"]["chunk_samples"] == 1280  # 2 encoder frames of 40 ms
     for name in (STEP_FILE, FINAL_FILE, STATE_FILE):
         assert (directory / name).stat().st_size > 0

@@ -249,8 +249,7 @@ class PhraseBiasScorer(Scorer):
             state["pending"], tf.where(boundary, self._whole(state["progress"]), 0.0)
         )
         running = tf.reduce_any(progress > 0, axis=-1)
-        return {
-            "progress": progress,
-            "pending": tf.where(running, pending, 0.0),
-            "word_start": tokens == SPACE_ID,
-        }
+        pending = tf.where(running, pending, 0.0)
+        # An empty list's reductions lose the static shape a loop variable keeps.
+        pending.set_shape(state["pending"].shape)
+        return {"progress": progress, "pending": pending, "word_start": tokens == SPACE_ID}

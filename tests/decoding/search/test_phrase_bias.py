@@ -154,6 +154,29 @@ def test_an_extra_beam_whose_match_fails_is_dropped():
     assert scores[0] == pytest.approx(plain_scores[0], abs=1e-5)
 
 
+def test_an_empty_list_leaves_a_traced_search_as_it_is():
+    """A hotwords file with no phrase gives `[0, 1]` phrase ids: the traced
+    search (as the decoder runs it) still runs, and biases nothing."""
+    preferences = {"a cap": -1.0, "a cab": -1.5}
+    eager = fixed_decoder(preferences).fn
+
+    def traced_fn(ids, step, states):
+        logits = tf.py_function(lambda i: eager(i, step, states)[0], [ids], tf.float32)
+        logits.set_shape([None, VOCAB])
+        return logits, states
+
+    features = phrase_features([], BYTES)
+    bias = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"], 1, VOCAB)
+    scorers = [WeightedScorer(DecoderScorer(traced_fn), 1.0), WeightedScorer(bias, 1.0)]
+    search_ = tf.function(
+        lambda: scored_beam_search(scorers, tf.zeros([1], tf.int32), 3, 12, VOCAB, 0.0)
+    )
+    ids, scores = search_()
+    plain_texts, plain_scores = search(preferences)
+    assert [BYTES.decode(row) for row in ids.numpy()[0]] == plain_texts
+    np.testing.assert_allclose(scores.numpy()[0], plain_scores, atol=1e-5)
+
+
 def test_no_hypothesis_is_extended_after_eos():
     """One beam: "dog" and "cat" (listed) both end at the same step, so every
     candidate kept for sure is an EOS; the one raised by its bonus above 0

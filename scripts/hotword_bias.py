@@ -35,7 +35,7 @@ from decode_runs import decode_arguments, finish, run_decoder
 from t2t_lite import registry, run_dir
 from t2t_lite.data import shards
 from t2t_lite.data.dataset_options import without_autotuning
-from t2t_lite.decoding.search.phrase_bias import DEFAULT_BOOST
+from t2t_lite.decoding.decode_config import DEFAULT_BOOST
 
 MIN_LETTERS = 4
 

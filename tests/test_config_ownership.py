@@ -90,3 +90,22 @@ def test_no_module_reads_decode_settings_from_hparams():
             if name in DECODE_NAMES and (line, name) not in attributes:
                 offenders.append(f"t2t_lite/{relative}:{line} looks up {name!r}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_the_config_builders_read_no_file_and_import_no_implementation():
+    """A config class is typed settings and their checks: what they name on
+    disk (an LM, a calibration) is loaded where a command starts
+    (`decoding/checkpoints/run_decode_config.py`), and no builder imports
+    the search, the streaming code or a runtime it configures."""
+    offenders = []
+    for relative in sorted(BUILDERS):
+        tree = ast.parse((PACKAGE / relative).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                parts = node.module.split(".")
+                if parts[:2] == ["t2t_lite", "decoding"] and parts[2:3] != ["endpoint_rules"]:
+                    offenders.append(f"t2t_lite/{relative}:{node.lineno} imports {node.module}")
+            called = getattr(node, "func", None)
+            if isinstance(called, ast.Name) and called.id == "open":
+                offenders.append(f"t2t_lite/{relative}:{node.lineno} opens a file")
+    assert not offenders, "\n".join(offenders)

@@ -52,6 +52,7 @@ from t2t_lite.cli import common
 from t2t_lite.data.audio_io import AudioError
 from t2t_lite.data.problem import EVAL, TEST
 from t2t_lite.decoders import decoder_for
+from t2t_lite.decoding.checkpoints.run_decode_config import decode_config_for_run
 from t2t_lite.decoding.checkpoints.trained_model import (
     CheckpointMismatchError,
     CheckpointNotFoundError,
@@ -62,7 +63,6 @@ from t2t_lite.decoding.evaluation import scoring, speaker_groups
 from t2t_lite.decoding.input_batches import InputListError, read_input_lines
 from t2t_lite.decoding.result import BLANK, Decoded
 from t2t_lite.decoding.timing import subtitles
-from t2t_lite.decoding.timing.word_confidence import with_run_calibration
 from t2t_lite.run_dir import write_atomically
 
 if "decode_hparams" not in flags.FLAGS:  # the trainer defines it too
@@ -275,7 +275,7 @@ def main(argv: list[str]) -> int:
     except (FileNotFoundError, CheckpointNotFoundError, CheckpointMismatchError) as error:
         raise common.CliError(str(error)) from error
     try:
-        decode_config, note = with_run_calibration(decode_config, output_dir, checkpoint)
+        decode_config, note = decode_config_for_run(decode_config, model, output_dir, checkpoint)
         if note:
             print(note)
         decoder = kind(model, hparams, problem, data_dir, decode_config)

@@ -13,8 +13,6 @@ from __future__ import annotations
 import dataclasses
 
 from t2t_lite.decoding.endpoint_rules import ENDPOINT_RULES
-from t2t_lite.decoding.search.language_model import load_language_model
-from t2t_lite.decoding.search.phrase_bias import DEFAULT_BOOST
 from t2t_lite.hparam import HParams
 
 # The CTC share of joint decoding for a model with a CTC head, unless the
@@ -23,6 +21,10 @@ DEFAULT_CTC_WEIGHT = 0.3
 MODEL_CTC_WEIGHT = -1.0  # ctc_weight's "the model's default" (see `for_model`)
 RUN_CALIBRATION = 0.0  # word_confidence_exponent's "the run's calibration"
 STREAM_FINALS = ("search", "rescore")
+# A hotword's bonus per matched byte (`hotword_boost`): on speechocean762's
+# test speakers the largest that leaves the WER of utterances without a
+# listed word as it was (docs/benchmarks.md, "Hotwords").
+DEFAULT_BOOST = 0.5
 # The endpoint rules' seconds by decode hparam (`streaming/endpoint.py` applies them).
 _ENDPOINT_DEFAULTS = {hparam: default for hparam, _, default in ENDPOINT_RULES}
 
@@ -185,11 +187,9 @@ class DecodeConfig:
                 "this one was trained without one (train with hparam ctc_loss_weight > 0), "
                 "so decode with ctc_weight=0."
             )
-        if config.lm_weight > 0:
-            if config.ctc_weight >= 1.0:
-                raise ValueError(
-                    "decode hparam lm_weight needs a beam search; ctc_weight=1 is CTC greedy "
-                    "decoding, which has none (use ctc_weight < 1)."
-                )
-            load_language_model(config.lm_dir, model)  # checked (and loaded) here, once
+        if config.lm_weight > 0 and config.ctc_weight >= 1.0:
+            raise ValueError(
+                "decode hparam lm_weight needs a beam search; ctc_weight=1 is CTC greedy "
+                "decoding, which has none (use ctc_weight < 1)."
+            )
         return config

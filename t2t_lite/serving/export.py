@@ -26,9 +26,9 @@ from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.text_encoders import SentencePieceEncoder, TextEncoder
 from t2t_lite.decoding.checkpoints import trained_model
+from t2t_lite.decoding.checkpoints.run_decode_config import decode_config_for_run
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
-from t2t_lite.decoding.timing.word_confidence import with_run_calibration
 from t2t_lite.export_manifest import SAVED_MODEL_MANIFEST, SavedModelManifest
 from t2t_lite.serving.serving_module import ServingModule
 
@@ -182,7 +182,9 @@ def export_run(
     model, checkpoint = restored_model(run)
     # Word confidences as calibrated for this checkpoint (decode_hparams records it).
     try:
-        decode_config, note = with_run_calibration(decode_config, run.output_dir, checkpoint)
+        decode_config, note = decode_config_for_run(
+            decode_config, model, run.output_dir, checkpoint
+        )
         if note:
             print(note)
         module = ServingModule(model, problem, run.hparams, decode_config, encoders)

@@ -42,6 +42,7 @@ from t2t_lite.data.speech_features import num_frames
 from t2t_lite.decoding.audio.input_limits import max_input_tokens, segment_seconds
 from t2t_lite.decoding.audio.pause_split import max_piece_samples
 from t2t_lite.decoding.audio.transcriber import piece_features
+from t2t_lite.decoding.checkpoints.run_decode_config import decode_config_for_run
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
@@ -226,11 +227,12 @@ def export_tflite_run(
         check_quantization(quantization)
     except ValueError as error:
         raise ExportError(str(error)) from error
-    model, _ = restored_model(run)
+    model, checkpoint = restored_model(run)
     encoder = run.problem.feature_encoders(run.data_dir)["targets"]
     try:
+        decode_config, _ = decode_config_for_run(decode_config, model, run.output_dir, checkpoint)
         return export_tflite(
             model, run.hparams, decode_config, encoder, export_dir, quantization, max_seconds
         )
-    except ValueError as error:  # decode hparams the model cannot honour
+    except ValueError as error:  # decode hparams the model cannot honour, an LM that cannot fuse
         raise ExportError(str(error)) from error

@@ -192,7 +192,7 @@ class WaveformTranscriber:
 
     Raises:
         ValueError: decode hparams the model cannot honour (see
-            `decode.resolve_decode_hparams`).
+            `DecodeConfig.for_model`).
     """
 
     def __init__(

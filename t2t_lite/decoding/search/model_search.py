@@ -74,7 +74,7 @@ def model_search(
     Args:
         model: a `Transformer` with inputs.
         features: "inputs" (and for speech "inputs_length"), a batch.
-        decode_config: from `resolve_decode_hparams`.
+        decode_config: `DecodeConfig.for_model(model)`.
         cap: `decode_cap(...)`, the longest output.
         encoded: `model.encode(features)`'s `(memory, memory_mask)`, when the
             caller needs the encoder's output too (word times); else encoded here.
@@ -167,7 +167,7 @@ class BatchDecoder:
 
     Raises:
         ValueError: decode hparams the model cannot honour (see
-            `resolve_decode_hparams`).
+            `DecodeConfig.for_model`).
     """
 
     def __init__(

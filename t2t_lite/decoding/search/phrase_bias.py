@@ -40,14 +40,11 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.data.text_encoders import EOS_ID, PAD_ID, ByteTextEncoder, TextEncoder
+from t2t_lite.decoding.decode_config import DEFAULT_BOOST
 from t2t_lite.decoding.search.scorer import Scorer, gather_beams
 
 # sherpa-onnx's hotwords file syntax: "PHRASE :BOOST" sets one phrase's boost.
 BOOST_MARK = " :"
-# Per matched byte: on speechocean762's test speakers 0.5 leaves WER on the
-# utterances without a listed word within 0.05 points; 0.75 is at the edge
-# (+0.19) with 2.6 times the false alarms (docs/benchmarks.md, "Hotwords").
-DEFAULT_BOOST = 0.5
 SPACE_ID = ByteTextEncoder().encode(" ")[0]
 
 

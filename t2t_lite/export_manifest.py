@@ -51,7 +51,9 @@ def _from_dict(cls, values: dict, path: str):
     missing = [
         field.name
         for field in dataclasses.fields(cls)
-        if field.name not in values and field.default is dataclasses.MISSING
+        if field.name not in values
+        and field.default is dataclasses.MISSING
+        and field.default_factory is dataclasses.MISSING
     ]
     if missing:
         raise ManifestError(f"{path} lacks {', '.join(missing)}: export the model again.")
@@ -97,12 +99,14 @@ class SavedModelManifest(_Manifest):
         and encoder frame.
     """
 
-    problem: str
-    model: str
-    checkpoint: str
-    decode_hparams: dict
-    max_decode_length: int
-    signatures: list
+    # Defaults for what exports from before a field existed lack (the
+    # runtimes read only sample_rate, decode_hparams and the stream's).
+    problem: str | None = None
+    model: str | None = None
+    checkpoint: str | None = None
+    decode_hparams: dict = dataclasses.field(default_factory=dict)
+    max_decode_length: int | None = None
+    signatures: list = dataclasses.field(default_factory=list)
     sample_rate: int | None = None
     max_input_frames: int | None = None
     segment_seconds: float | None = None
@@ -162,9 +166,9 @@ class TfliteManifest(_Manifest):
     """
 
     input: str
-    quantization: str
-    decode_hparams: dict
-    bytes: int
+    quantization: str = "float32"
+    decode_hparams: dict = dataclasses.field(default_factory=dict)
+    bytes: int | None = None
     max_samples: int | None = None
     sample_rate: int | None = None
     segment_seconds: float | None = None

@@ -68,7 +68,7 @@ def test_a_newer_manifest_fails_with_one_sentence_naming_the_version(tmp_path):
 @pytest.mark.parametrize(
     "values, message",
     [
-        ({"input": "ids", "quantization": "float32", "bytes": 1}, "lacks decode_hparams"),
+        ({"quantization": "float32", "bytes": 1}, "lacks input"),
         ([1, 2], "not a JSON object"),
     ],
 )
@@ -77,6 +77,16 @@ def test_a_broken_manifest_names_its_file(tmp_path, values, message):
     with pytest.raises(ManifestError, match=message) as error:
         TfliteManifest.read(str(tmp_path))
     assert str(tmp_path / TFLITE_MANIFEST) in str(error.value)
+
+
+def test_a_saved_model_manifest_from_before_its_signatures_loads(tmp_path):
+    """An early export's keys: no signatures, no version."""
+    (tmp_path / "assets.extra").mkdir()
+    early = {"problem": "spoken_synth", "decode_hparams": {"beam_size": 4}, "sample_rate": 16000}
+    (tmp_path / "assets.extra" / SAVED_MODEL_MANIFEST).write_text(json.dumps(early))
+    manifest = SavedModelManifest.read(str(tmp_path))
+    assert manifest.sample_rate == 16000 and manifest.signatures == []
+    assert manifest.stream_frame_seconds is None
 
 
 def test_a_saved_model_manifest_is_optional_and_typed(tmp_path):

@@ -22,8 +22,9 @@ MODEL_CTC_WEIGHT = -1.0  # ctc_weight's "the model's default" (see `for_model`)
 RUN_CALIBRATION = 0.0  # word_confidence_exponent's "the run's calibration"
 STREAM_FINALS = ("search", "rescore")
 # A hotword's bonus per matched byte (`hotword_boost`): on speechocean762's
-# test speakers the largest that leaves the WER of utterances without a
-# listed word as it was (docs/benchmarks.md, "Hotwords").
+# test speakers 0.5 leaves the WER of utterances without a listed word within
+# 0.05 points; 0.75 is at the edge (+0.19) with 2.6 times the false alarms
+# (docs/benchmarks.md, "Hotwords").
 DEFAULT_BOOST = 0.5
 # The endpoint rules' seconds by decode hparam (`streaming/endpoint.py` applies them).
 _ENDPOINT_DEFAULTS = {hparam: default for hparam, _, default in ENDPOINT_RULES}

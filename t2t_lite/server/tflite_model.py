@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from t2t_lite.export_manifest import TFLITE_MANIFEST, TFLITE_MODEL_FILE
+from t2t_lite.export_manifest import TFLITE_MANIFEST, TFLITE_MODEL_FILE, ManifestError
 from t2t_lite.litert.transcriber import LiteRtTranscriber
 from t2t_lite.server.speech_model import ExportNotFoundError, Transcript
 
@@ -55,6 +55,8 @@ class TfliteSpeechModel:
     def __init__(self, directory: str, num_threads: int | None = None):
         try:
             self._transcriber = LiteRtTranscriber(directory, num_threads or os.cpu_count() or 1)
+        except ManifestError:  # one sentence naming the file already
+            raise
         except ValueError as error:  # a text model's export
             raise ExportNotFoundError(f"{error} t2t-lite-serve serves speech exports.") from error
         self.sample_rate = self._transcriber.sample_rate

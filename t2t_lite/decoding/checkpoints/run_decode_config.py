@@ -4,7 +4,8 @@
 settings name on disk is resolved here, in the layer that owns the run's
 files: the run's word-confidence calibration for the checkpoint, and the
 language model `lm_dir` names (loaded once, its vocabulary checked against
-the recognizer's). The decoder and both exporters call it.
+the recognizer's). The decoder and both exporters call it; the trainer's
+evaluation, which has no calibration, checks its LM alone.
 """
 
 from __future__ import annotations
@@ -30,6 +31,15 @@ def decode_config_for_run(
     """
     config, note = with_run_calibration(decode_config, output_dir, checkpoint)
     config = config.for_model(model)
-    if config.lm_weight > 0:
-        load_language_model(config.lm_dir, model)  # checked (and loaded) here, once
+    check_language_model(config, model)
     return config, note
+
+
+def check_language_model(decode_config: DecodeConfig, model) -> None:
+    """Loads (once) and checks the LM `decode_config` fuses with `model`, if any.
+
+    Raises:
+        ValueError: no LM run at `lm_dir`, or one that cannot be fused (one sentence).
+    """
+    if decode_config.lm_weight > 0:
+        load_language_model(decode_config.lm_dir, model)

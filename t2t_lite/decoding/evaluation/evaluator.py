@@ -13,6 +13,7 @@ import functools
 import tensorflow as tf
 
 from t2t_lite.data.problem import Problem
+from t2t_lite.decoding.checkpoints.run_decode_config import check_language_model
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.evaluation import scoring
 from t2t_lite.decoding.search.model_search import BatchDecoder, decode_dataset
@@ -59,6 +60,7 @@ class DecodeEvaluator:
             decode_overrides, base=DecodeConfig.parse(EVAL_DECODE_DEFAULTS)
         )
         self._decoder = BatchDecoder(model, hparams, decode_config)
+        check_language_model(self._decoder.decode_config, model)
         self._encoder = problem.feature_encoders(data_dir)["targets"]
         self._metrics = scoring.decode_metrics(problem)
         self.max_examples = max_examples

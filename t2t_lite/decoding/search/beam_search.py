@@ -155,7 +155,7 @@ class BeamSearch:
         self.full = [(s, w) for s, w in scorers if not s.partial]
         self.partial = [(s, w) for s, w in scorers if s.partial]
         if not self.full:
-            raise ValueError("scored_beam_search needs a full scorer (a decoder or an LM).")
+            raise ValueError("BeamSearch needs a full scorer (a decoder or an LM).")
         self.order = [scorer for scorer, _ in self.full + self.partial]  # the states' order
         self.beam_size = beam_size
         self.decode_length = decode_length

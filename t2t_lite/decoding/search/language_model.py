@@ -72,16 +72,17 @@ def load_language_model(lm_dir: str, recognizer=None):
     return lm
 
 
-def language_model_scorer(lm_dir: str, batch_size, max_length=None) -> DecoderScorer:
+def language_model_scorer(lm_dir: str, recognizer, batch_size, max_length=None) -> DecoderScorer:
     """A full scorer of `log P_LM(token | prefix)` for a batch.
 
     Args:
-        lm_dir: the LM's run (`load_language_model`, already checked).
+        lm_dir: the LM's run (`load_language_model`).
+        recognizer: the model it is fused with (the vocabularies must match).
         batch_size: the search's batch (an int or a scalar tensor).
         max_length: None (a growing cache, the dynamic search) or the static
             cap of a fixed-shape search.
     """
-    lm = load_language_model(lm_dir)
+    lm = load_language_model(lm_dir, recognizer)
     cache = lm.initial_decode_cache({}, max_length, batch_size=batch_size)
     return DecoderScorer(
         lambda ids, step, states: lm.decode_step(ids[:, -1], step, states),

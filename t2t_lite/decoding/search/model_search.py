@@ -108,7 +108,7 @@ def model_search(
             scorers.append(WeightedScorer(ctc, weight))
         if decode_config.lm_weight > 0.0:  # shallow fusion
             lm = language_model_scorer(
-                decode_config.lm_dir, batch_size, cap if fixed_shapes else None
+                decode_config.lm_dir, model, batch_size, cap if fixed_shapes else None
             )
             scorers.append(WeightedScorer(lm, decode_config.lm_weight))
         if "phrase_ids" in features:  # the request's phrase list (hotwords)

@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.evaluation.evaluator import DecodeEvaluator
 from t2t_lite.decoding.search.beam_search import length_penalty, scored_beam_search
 from t2t_lite.decoding.search.ctc_prefix_score import CtcPrefixScorer
 from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
@@ -51,7 +52,7 @@ def test_an_lm_of_weight_zero_leaves_the_search_as_it_is(speech_run, no_lm_run, 
             WeightedScorer(CtcPrefixScorer(model.ctc_log_probs(memory), frames), 0.3),
         ]
         if lm_weight is not None:
-            lm = language_model_scorer(no_lm_run.output_dir, tf.shape(memory)[0])
+            lm = language_model_scorer(no_lm_run.output_dir, model, tf.shape(memory)[0])
             scorers.append(WeightedScorer(lm, lm_weight))
         return scored_beam_search(scorers, tf.zeros([2], tf.int32), 2, cap, 258, 0.6)
 
@@ -109,7 +110,7 @@ def test_fixed_shape_fusion_equals_the_dynamic_one(speech_run, no_lm_run, clips)
         memory, mask = model.encode(features, training=False)
         cache = model.initial_decode_cache(features, 12 if fixed else None, encoded=(memory, mask))
         fn = lambda ids, step, states: model.decode_step(ids[:, -1], step, states)
-        lm = language_model_scorer(no_lm_run.output_dir, 2, 12 if fixed else None)
+        lm = language_model_scorer(no_lm_run.output_dir, model, 2, 12 if fixed else None)
         scorers = [
             WeightedScorer(DecoderScorer(fn, cache, use_fixed_shapes=fixed), 1.0),
             WeightedScorer(lm, 1.0),
@@ -139,4 +140,17 @@ def test_an_lm_that_cannot_be_fused_is_one_sentence(speech_run, no_lm_run, tmp_p
     with pytest.raises(ValueError, match="lm_weight needs a beam search"):
         DecodeConfig.parse(f"ctc_weight=1.0,lm_dir={no_lm_run.output_dir},lm_weight=0.5").for_model(
             speech_run.model
+        )
+
+
+def test_the_trainer_evaluation_checks_its_lm_before_training(speech_run, tmp_path):
+    """An eval decode with an LM that is not there fails when the evaluator
+    is built, not at the first evaluation."""
+    with pytest.raises(ValueError, match="holds no t2t-lite-trainer run"):
+        DecodeEvaluator(
+            speech_run.model,
+            speech_run.hparams,
+            speech_run.problem,
+            str(tmp_path),
+            f"lm_dir={tmp_path},lm_weight=0.5",
         )

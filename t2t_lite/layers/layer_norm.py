@@ -10,10 +10,8 @@ def _normalize(x, epsilon: float):
 
     Autodiff of the forward pass differentiates the mean and the variance
     separately and broadcasts each back to full size; the closed form needs
-    three passes over full-size tensors instead of about ten. On the speech
-    front end's `[16, 101, 39, 128]` activations it made the norm's forward
-    and backward 1.4x faster (docs/design.md, "Formulations chosen for
-    oneDNN").
+    three passes over full-size tensors instead of about ten (measured:
+    docs/design.md, "Formulations chosen for oneDNN").
     """
 
     @ops.custom_gradient

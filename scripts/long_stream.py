@@ -8,12 +8,12 @@
 Joins a split's utterances (default test: the held-out voice), cycling
 through them in a seeded order, with `--pause_seconds` of quiet noise
 between them, into one stream of `--minutes`, and feeds it chunk by chunk
-to the server's stream logic (`server.stream_session.StreamSession` over
+to the streaming loop the server runs (`streaming.driver.StreamDriver` over
 the export's `stream_start`/`stream_step`, in process: no network), whose
 endpoint rules (the export's decode hparams) cut it into utterances; each
 utterance's final is the server's (`transcribe_timed` over its audio).
-With `--output_dir` (a trained run) instead, the same session drives the
-Python recognizer (`streaming.recognizer_stream.RecognizerStream`: its
+With `--output_dir` (a trained run) instead, the same loop drives the
+Python recognizer (`streaming.recognizer.StreamingRecognizer`: its
 chunk, left context, endpoint rules and final search from
 `--decode_hparams`); with `--tflite_dir` (`t2t-lite-exporter --format=tflite`
 of a streaming model), the on-device one (`litert.stream`, one thread; its
@@ -52,9 +52,8 @@ from t2t_lite.decoding.input_batches import record_waveform_batches
 from t2t_lite.decoding.search.model_search import decode_cap
 from t2t_lite.litert.stream import LiteRtStreamingRecognizer
 from t2t_lite.server.speech_model import ExportedSpeechModel, newest_version
-from t2t_lite.server.stream_session import stream_recording
+from t2t_lite.streaming.driver import chunk_samples, stream_recording
 from t2t_lite.streaming.recognizer import StreamingRecognizer
-from t2t_lite.streaming.recognizer_stream import RecognizerStream
 
 # The percentiles are streaming_latency's.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -125,17 +124,16 @@ def recognizer_stream(problem, output_dir: str, data_dir: str, decode_hparams: s
     config = DecodeConfig.parse(decode_hparams).for_model(model)
     encoder = problem.feature_encoders(data_dir)["targets"]
     chunk = config.chunk_frames
-    recognizer = StreamingRecognizer(model, run.hparams, config, encoder, chunk)
     transcriber = WaveformTranscriber(
         model, run.hparams, config, decode_cap(run.hparams, config), encoder
     )
-    return RecognizerStream(recognizer, transcriber)
+    return StreamingRecognizer(model, run.hparams, config, encoder, chunk, transcriber)
 
 
 def streamed_one_by_one(model, waveform: np.ndarray) -> str:
     """`waveform` streamed alone at `model`'s chunk (an export's three
     signatures, or the recognizer's `accept_waveform` and `finalize`)."""
-    chunk = max(int(round(model.chunk_seconds * model.sample_rate)), 1)
+    chunk = chunk_samples(model)
     state = model.start_stream()
     for start in range(0, waveform.size, chunk):
         state = model.stream_step(state, waveform[start : start + chunk]).state

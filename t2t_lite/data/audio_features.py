@@ -290,8 +290,8 @@ def add_delta_deltas(filterbanks: tf.Tensor) -> tf.Tensor:
     `(2 x[t-2] + x[t-1] - x[t+1] - 2 x[t+2]) / sqrt(10)` (the negated
     textbook delta, exactly as in T2T). The correlation runs as a depthwise
     convolution with the bins as channels or, where TensorFlow runs oneDNN's
-    kernels (whose depthwise convolution took 20x longer), as a `conv1d` over
-    each bin's frames.
+    kernels (whose depthwise convolution is far slower: docs/benchmarks.md),
+    as a `conv1d` over each bin's frames.
 
     Args:
       filterbanks: float32 `[batch, frames, bins, 1]` or `[frames, bins, 1]`.

@@ -90,7 +90,7 @@ def _read_in_order(items: Sequence[UtteranceFile], workers: int) -> Iterator[obj
     pickling of waveforms between processes; a process pool would have to
     spawn (the parent has imported TensorFlow, whose threads make fork
     unsafe) and each spawned child re-imports `__main__` (the datagen CLI,
-    hence TensorFlow: ~3.5 s and ~600 MB per child). At most
+    hence TensorFlow: seconds and hundreds of MB per child). At most
     `workers * _TASKS_PER_WORKER` files are read ahead (an ordered, bounded
     `imap`), so decoded audio never piles up faster than it is written.
     """

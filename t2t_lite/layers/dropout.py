@@ -11,8 +11,9 @@ class Dropout(keras.layers.Dropout):
     """`keras.layers.Dropout`, drawing 16 random bits per decision on TensorFlow.
 
     TensorFlow's dropout draws a float32 uniform per element (32 Philox bits,
-    then a conversion) and keeps it when it is >= `rate`; on a CPU that was
-    8% of a Transformer's training step. Here each 32-bit Philox word decides
+    then a conversion) and keeps it when it is >= `rate`: a measurable share
+    of a Transformer's training step on a CPU (docs/benchmarks.md, "Figures
+    behind choices in the code"). Here each 32-bit Philox word decides
     two elements: a 16-bit half is kept when it is >= `round(rate * 2**16)`,
     so an element is dropped with probability `rate` to within 2**-17, and
     kept values are scaled by `1 / (1 - rate)` as TensorFlow and T2T scale

@@ -28,22 +28,26 @@ def _read(path: str, sample_rate: int) -> np.ndarray:
 
 
 def _streamed(recognizer, waveform: np.ndarray) -> list[str]:
-    """The finals of `waveform` streamed; each changed partial and each
-    final on stderr as they come."""
+    """The finals of `waveform` streamed and cut by the export's endpoint
+    rules (the server's loop, `streaming.driver`), each final the streamed
+    state's (`stream_final.tflite`); each changed partial and each final on
+    stderr as they come."""
+    from t2t_lite.streaming.driver import stream_recording
+
     last = ""
 
-    def partial(text):
+    def partial(step, _seconds):
         nonlocal last
-        if text != last:
-            print(f"partial: {text}", file=sys.stderr, flush=True)
-        last = text
+        if step.partial != last:
+            print(f"partial: {step.partial}", file=sys.stderr, flush=True)
+        last = step.partial
 
-    def final(text):
+    def final(decoded, _seconds):
         nonlocal last
-        print(f"final: {text}", file=sys.stderr, flush=True)
+        print(f"final: {decoded.text}", file=sys.stderr, flush=True)
         last = ""
 
-    return recognizer.transcribe_stream(waveform, partial, final)
+    return stream_recording(recognizer, waveform, partial, final, streamed_finals=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,11 +15,11 @@ interpreter and NumPy are needed.
 
 An utterance holds at most the export's longest (its decode hparam
 `endpoint_max_utterance_seconds`, plus one chunk): `accept_waveform`
-refuses more, as the endpoint rules end an utterance there
-(`transcribe_stream` applies them to a whole recording). The recognizer
-also answers the calls a server's stream session makes (`start_stream`,
-`stream_step`, `finish_stream`, `endpoint_rules`), so a long stream is cut
-into utterances by the same rules as one through the SavedModel.
+refuses more, as the endpoint rules end an utterance there. The recognizer
+is also a `StreamBackend`, so the one streaming loop
+(`streaming.driver.stream_recording`) cuts a long recording into
+utterances by the same rules, in the same code, as the server cuts a
+stream through the SavedModel.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ from t2t_lite.export_manifest import (
 from t2t_lite.litert.exported_model import load_interpreter
 from t2t_lite.litert.transcriber import LiteRtTranscriber
 from t2t_lite.litert.vocabulary import Vocabulary
-from t2t_lite.streaming.endpoint import Endpoint, EndpointRules, StreamStep
+from t2t_lite.streaming.endpoint import EndpointRules
+from t2t_lite.streaming.stateful_backend import StatefulBackend
 
 
 class _Graph:
@@ -61,7 +62,7 @@ class _Graph:
         return {name: interpreter.get_tensor(index) for name, index in self._outputs.items()}
 
 
-class LiteRtStreamingRecognizer:
+class LiteRtStreamingRecognizer(StatefulBackend):
     """A streaming export in LiteRT: partials while the audio arrives, a final at the end.
 
     Args:
@@ -105,6 +106,7 @@ class LiteRtStreamingRecognizer:
         # all of them before one: what endpointing reads.
         self.trailing_blank_frames = 0
         self.utterance_samples = 0
+        self.final_words = ()  # the export times no words
 
     @property
     def encoded_frames(self) -> int:
@@ -144,65 +146,6 @@ class LiteRtStreamingRecognizer:
         Call `reset` before the next utterance."""
         out = self._final(**self._state)
         return self.vocabulary.decode(out["ids"][0])
-
-    def transcribe_stream(self, waveform, on_partial=None, on_final=None) -> list[str]:
-        """A recording streamed chunk by chunk and cut into utterances by the
-        export's endpoint rules (`EndpointRules.check` on each step, as a
-        server's session applies them); its utterances' finals, in order.
-
-        Args:
-            waveform: float32 mono samples at `sample_rate`.
-            on_partial: called with each step's partial.
-            on_final: called with each final as it comes.
-        """
-        waveform = np.asarray(waveform, np.float32).reshape(-1)
-        finals, spoke = [], False
-
-        def end_utterance(final: bool) -> None:
-            nonlocal spoke
-            if final:
-                finals.append(self.finalize())
-                if on_final is not None:
-                    on_final(finals[-1])
-            self.reset()
-            spoke = False
-
-        self.reset()
-        for start in range(0, waveform.size, self.chunk_samples):
-            partial = self.accept_waveform(waveform[start : start + self.chunk_samples])
-            if on_partial is not None:
-                on_partial(partial)
-            spoke = spoke or bool(partial.strip())
-            decision = self.endpoint_rules.check(
-                spoke,
-                self.trailing_blank_frames * self.frame_seconds,
-                self.utterance_samples / self.sample_rate,
-            )
-            if decision is not Endpoint.NONE:
-                end_utterance(decision is Endpoint.FINAL)
-        if self.utterance_samples:  # the recording's end ends its last utterance
-            end_utterance(True)
-        return finals
-
-    # A server's stream session's calls (`server.stream_session`), and
-    # scripts/long_stream.py's: the recognizer keeps the one stream's state.
-
-    def start_stream(self) -> dict:
-        """A new utterance: the recognizer reset."""
-        self.reset()
-        return {"frames_done": 0}
-
-    def stream_step(self, state: dict, samples: np.ndarray) -> StreamStep:
-        """The recognizer fed `samples`; its partial and the seconds since its last label."""
-        del state  # the recognizer's own
-        partial = self.accept_waveform(samples)
-        silence = self.trailing_blank_frames * self.frame_seconds
-        return StreamStep(partial, silence, {"frames_done": self.encoded_frames})
-
-    def finish_stream(self, state: dict) -> Decoded:
-        """The utterance's final."""
-        del state
-        return Decoded((self.finalize(),), (0.0,))
 
     def transcribe(self, waveforms: list[np.ndarray]) -> list[Decoded]:
         """Each whole recording's `Decoded`, by the export's `model.tflite`

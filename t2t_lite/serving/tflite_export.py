@@ -56,7 +56,7 @@ from t2t_lite.hparam import HParams
 from t2t_lite.litert.vocabulary import Vocabulary
 from t2t_lite.serving.export import ExportError, restored_model
 from t2t_lite.serving.tflite_stream_export import stream_files
-from t2t_lite.streaming.graph import can_stream
+from t2t_lite.streaming.graph import can_stream, check_exported_final
 
 QUANTIZATIONS = ("float32", "float16", "int8")
 
@@ -167,8 +167,14 @@ def export_tflite(
 
     Returns:
         The path of `model.tflite`.
+
+    Raises:
+        ValueError: a streaming model with decode hparams its streaming
+            files cannot honour (`check_exported_final`).
     """
     decode_config = decode_config.for_model(model)
+    if can_stream(model):  # refused before the slow conversions
+        check_exported_final(decode_config)
     function, input_fields = _graph_and_input(model, hparams, decode_config, max_seconds)
     blob = convert(function, quantization)
     files, stream = {TFLITE_MODEL_FILE: blob}, None

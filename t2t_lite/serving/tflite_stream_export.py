@@ -40,14 +40,19 @@ from t2t_lite.decoding.timing.word_times import encoder_frame_seconds
 from t2t_lite.export_manifest import FINAL_FILE, STATE_FILE, STEP_FILE, StreamManifest
 from t2t_lite.hparam import HParams
 from t2t_lite.serving.serving_module import DEFAULT_CHUNK_FRAMES
-from t2t_lite.streaming.graph import StreamingGraph
+from t2t_lite.streaming.graph import StreamingGraph, check_exported_final
 from t2t_lite.streaming.state import FixedSizeState
 
 
 def stream_graphs(model, hparams: HParams, decode_config: DecodeConfig):
     """`(step, final, fixed, chunk fields)`: the two fixed-shape
     `tf.function`s, their `FixedSizeState`, and the chunk's `StreamManifest`
-    fields (what the runner needs to know)."""
+    fields (what the runner needs to know).
+
+    Raises:
+        ValueError: see `check_exported_final`.
+    """
+    check_exported_final(decode_config)
     chunk_frames = decode_config.chunk_frames or DEFAULT_CHUNK_FRAMES
     graph = StreamingGraph(model, hparams, decode_config, chunk_frames)
     chunk_samples = graph.chunk_samples

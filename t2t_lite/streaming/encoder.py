@@ -78,8 +78,8 @@ class StreamingEncoder:
         self.chunk_frames = chunk_frames
         # Keys and values a layer keeps between chunks (0: every one).
         self.cached_frames = left_chunks * chunk_frames
-        # `advance` runs each chunk as a graph: eagerly, a chunk of the
-        # quick-start model costs ~100 ms of op dispatch. The caches grow by
+        # `advance` runs each chunk as a graph: eagerly, op dispatch would
+        # cost more than a chunk's arithmetic. The caches grow by
         # a chunk a call, so the trace generalizes their length.
         self._compiled_chunk = tf.function(self.encode_chunk, reduce_retracing=True)
 

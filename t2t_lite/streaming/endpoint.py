@@ -39,9 +39,9 @@ class Endpoint(enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class StreamStep:
-    """One streaming step's answer (an export's `stream_step`, or
-    `RecognizerStream`'s): the partial, the seconds since its last label,
-    and the next state."""
+    """One streaming step's answer (an export's `stream_step`, or a
+    recognizer's through `StatefulBackend`): the partial, the seconds since
+    its last label, and the next state."""
 
     partial: str
     trailing_silence: float

@@ -317,11 +317,35 @@ class StreamingGraph:
         return encoded_word_times(timing, self.word_timer, ids, offsets)
 
 
+def check_exported_final(decode_config: DecodeConfig) -> None:
+    """Refuses decode hparams asking an export for a final it cannot give.
+
+    An export's `stream_final` is the joint search; `stream_final="rescore"`
+    (U2's second pass, `rescoring.rescore`) runs in NumPy, eagerly, in the
+    Python recognizer only, so an export made with it would silently give
+    another final than asked.
+
+    Raises:
+        ValueError: `stream_final` other than "search".
+    """
+    if decode_config.stream_final != "search":
+        raise ValueError(
+            f"decode hparam stream_final={decode_config.stream_final} is the Python "
+            "recognizer's alone: an export's streamed final is the joint search; export "
+            "with stream_final=search."
+        )
+
+
 def streaming_functions(graph: StreamingGraph, target_encoder) -> dict:
     """The three signatures' `tf.function`s: `stream_start`, `stream_step`
     and `stream_final` (see the module docstring), text by `target_encoder`,
     the state at fixed shapes (`state.FixedSizeState`, for the longest
-    utterance of the decode hparam `endpoint_max_utterance_seconds`)."""
+    utterance of the decode hparam `endpoint_max_utterance_seconds`).
+
+    Raises:
+        ValueError: see `check_exported_final`.
+    """
+    check_exported_final(graph.decode_config)
     fixed = FixedSizeState(graph)
     spec, names = fixed.spec(), fixed.names
     state_signature = list(spec.values())

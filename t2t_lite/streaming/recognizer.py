@@ -44,16 +44,22 @@ import functools
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data.audio_io import finite_samples
+from t2t_lite.data.audio_io import finite_samples, padded_batch
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.timing.subtitles import TimedWord
-from t2t_lite.decoding.timing.word_times import WordTimer, timed_word_rows
+from t2t_lite.decoding.timing.word_times import (
+    WordTimer,
+    encoder_frame_seconds,
+    timed_word_rows,
+)
 from t2t_lite.hparam import HParams
+from t2t_lite.streaming.endpoint import EndpointRules
 from t2t_lite.streaming.graph import StreamingGraph
 from t2t_lite.streaming.rescoring import rescore
+from t2t_lite.streaming.stateful_backend import StatefulBackend
 
 
-class StreamingRecognizer:
+class StreamingRecognizer(StatefulBackend):
     """Feeds audio in chunks of any length; a partial after each, a final at the end.
 
     Args:
@@ -67,6 +73,10 @@ class StreamingRecognizer:
             context, in chunks, 0 all).
         target_encoder: the problem's target encoder (ids -> text).
         chunk_frames: encoder frames per chunk (40 ms each).
+        transcriber: what `transcribe` runs (a `WaveformTranscriber`): an
+            ended utterance's final when the streaming loop
+            (`streaming.driver`) asks for the server's kind of final.
+        version: what a server reports as the model's version.
 
     Raises:
         ValueError: a model that cannot stream (see `StreamingEncoder`) or
@@ -74,7 +84,7 @@ class StreamingRecognizer:
     """
 
     def __init__(self, model, hparams: HParams, decode_config: DecodeConfig, target_encoder,
-                 chunk_frames: int):  # fmt: skip
+                 chunk_frames: int, transcriber=None, version: int = 0):  # fmt: skip
         if getattr(model, "ctc_projection", None) is None:
             raise ValueError(
                 "streaming needs a model with a CTC head (hparam ctc_loss_weight > 0)."
@@ -87,6 +97,12 @@ class StreamingRecognizer:
         )
         self.graph = StreamingGraph(model, hparams, self.decode_config, chunk_frames, timer)
         self.encoder, self.featurizer = self.graph.encoder, self.graph.featurizer
+        # What the streaming loop reads (`streaming.driver.StreamBackend`).
+        self.sample_rate = self.featurizer.config.sample_rate
+        self.frame_seconds = encoder_frame_seconds(hparams)[0]
+        self.chunk_seconds = chunk_frames * self.frame_seconds
+        self.endpoint_rules = EndpointRules.of(self.decode_config)
+        self.transcriber, self.version = transcriber, version
         signature = [tf.TensorSpec([1, None], tf.float32), self.graph.state_spec()]
         self._advance_graph = {
             final: tf.function(functools.partial(self.graph.advance, final=final),
@@ -150,3 +166,16 @@ class StreamingRecognizer:
             times = self._time_final(self._state, self._frames, tf.constant(ids[None]))
             self.final_words = timed_word_rows(times)[0]
         return self.target_encoder.decode(ids)
+
+    def transcribe(self, waveforms: list[np.ndarray]) -> list:
+        """Each waveform's `Decoded` by the transcriber, as one batch.
+
+        Raises:
+            ValueError: the recognizer was made without a transcriber.
+        """
+        if self.transcriber is None:
+            raise ValueError(
+                "this StreamingRecognizer has no transcriber: give it a WaveformTranscriber, "
+                "or take each utterance's streamed final (finish_stream)."
+            )
+        return self.transcriber.transcribe(*padded_batch(waveforms))

@@ -4,34 +4,28 @@
     results = transcriber(waveforms, lengths)   # as WaveformTranscriber returns them
     transcriber.summary()                       # real-time factor and latencies
 
-Each recording is fed to a `StreamingRecognizer` in chunks of `chunk_frames`
-encoder frames of audio (40 ms each), as a microphone would deliver it, and
-each call is timed. Latency is read in simulated real time: chunk `k` can
-start when its audio has arrived (`audio_end[k]`) and the previous chunk is
-done, so its partial is ready at `ready[k] = max(audio_end[k], ready[k-1]) +
-compute[k]`; the final is ready the finalize's compute time after the last
-partial.
+Each recording is fed to a `StreamingRecognizer` through the streaming loop
+(`driver.stream_recording`, as one utterance: no endpointing) in chunks of
+`chunk_frames` encoder frames of audio (40 ms each), as a microphone would
+deliver it, and each step is timed; the final is the streamed state's.
+Latency is read in simulated real time: chunk `k` can start when its
+audio has arrived (`audio_end[k]`) and the previous chunk is done, so its
+partial is ready at `ready[k] = max(audio_end[k], ready[k-1]) +
+compute[k]`; the final is ready the finalize's compute time after the
+last partial.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import numpy as np
 
-from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.result import Decoded
 from t2t_lite.hparam import HParams
-from t2t_lite.layers.speech_front_end import SpeechFrontEnd
+from t2t_lite.streaming.driver import chunk_samples, stream_recording
 from t2t_lite.streaming.recognizer import StreamingRecognizer
-
-
-def samples_per_encoder_frame(hparams: HParams) -> int:
-    """Audio samples per encoder output frame (4 feature frames: 640 at 16 kHz)."""
-    stride = SpeechFrontEnd.input_frames_seen(1)[0] - SpeechFrontEnd.input_frames_seen(0)[0]
-    return stride * FeatureConfig.from_hparams(hparams).frame_step_samples
 
 
 @dataclasses.dataclass
@@ -84,20 +78,24 @@ class StreamTiming:
         return delays
 
 
-def stream(recognizer: StreamingRecognizer, waveform: np.ndarray, chunk_samples: int,
-           sample_rate: int) -> StreamTiming:  # fmt: skip
-    """Feeds `waveform` in chunks of `chunk_samples`, timing each call."""
-    recognizer.reset()
-    ends, computes, partials = [], [], []
-    for start in range(0, len(waveform), chunk_samples):
-        chunk = waveform[start : start + chunk_samples]
-        began = time.perf_counter()
-        partials.append(recognizer.accept_waveform(chunk))
-        computes.append(time.perf_counter() - began)
-        ends.append((start + len(chunk)) / sample_rate)
-    began = time.perf_counter()
-    final = recognizer.finalize()
-    return StreamTiming(ends, computes, partials, final, time.perf_counter() - began)
+def stream(recognizer: StreamingRecognizer, waveform: np.ndarray) -> tuple[StreamTiming, Decoded]:
+    """`waveform` through the streaming loop as one utterance, each step
+    timed; its timing and its streamed final."""
+    timing = StreamTiming([], [], [], "", 0.0)
+    final = Decoded(("",), (0.0,))
+
+    def on_step(step, seconds):
+        timing.audio_ends.append(step.end)
+        timing.computes.append(seconds)
+        timing.partials.append(step.partial)
+
+    def on_final(decoded, seconds):
+        nonlocal final
+        final, timing.final, timing.final_compute = decoded, decoded.text, seconds
+
+    stream_recording(recognizer, waveform, on_step, on_final, endpointed=False,
+                     streamed_finals=True)  # fmt: skip
+    return timing, final
 
 
 class StreamingTranscriber:
@@ -113,17 +111,16 @@ class StreamingTranscriber:
         self.recognizer = StreamingRecognizer(
             model, hparams, decode_config, target_encoder, chunk_frames
         )
-        self.sample_rate = FeatureConfig.from_hparams(hparams).sample_rate
-        self.chunk_samples = chunk_frames * samples_per_encoder_frame(hparams)
+        self.sample_rate = self.recognizer.sample_rate
+        self.chunk_samples = chunk_samples(self.recognizer)
         self.timings: list[StreamTiming] = []
 
     def __call__(self, waveforms, lengths) -> list[Decoded]:
         results = []
         for waveform, length in zip(np.asarray(waveforms), np.asarray(lengths), strict=True):
-            timing = stream(self.recognizer, waveform[:length], self.chunk_samples,
-                            self.sample_rate)  # fmt: skip
+            timing, final = stream(self.recognizer, waveform[:length])
             self.timings.append(timing)
-            results.append(Decoded((timing.final,), (0.0,), words=self.recognizer.final_words))
+            results.append(final)
         return results
 
     transcribe = __call__  # as `WaveformTranscriber.transcribe`, words timed

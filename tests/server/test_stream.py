@@ -30,8 +30,8 @@ from t2t_lite.decoding.timing.subtitles import TimedWord
 from t2t_lite.server.app_state import ServerConfig
 from t2t_lite.server.full_context_stream import FullContextStream
 from t2t_lite.server.speech_model import Transcript
-from t2t_lite.server.stream_session import stream_recording
 from t2t_lite.serving import export
+from t2t_lite.streaming.driver import stream_recording
 from t2t_lite.streaming.endpoint import Endpoint, EndpointRules
 from tests.helpers import CTC_BEAM_DECODE
 from tests.server.served import free_port, metric, request, serving

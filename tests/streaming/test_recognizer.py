@@ -14,10 +14,12 @@ import soundfile
 import tensorflow as tf
 
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
+from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.model_search import decode_cap
 from t2t_lite.export_manifest import SAVED_MODEL_MANIFEST
 from t2t_lite.server.speech_model import ExportedSpeechModel
+from t2t_lite.serving import export, tflite_export
 from t2t_lite.streaming.recognizer import StreamingRecognizer
 from t2t_lite.streaming.simulation import StreamTiming
 from tests.helpers import CTC_BEAM_DECODE, load_script, run_command
@@ -235,8 +237,8 @@ def test_a_long_stream_is_endpointed_into_finals_with_flat_step_compute(exported
 
 
 def test_the_python_recognizer_is_endpointed_by_the_session_the_export_is(run, exported):
-    """scripts/long_stream.py --output_dir: the server's stream session drives
-    the Python recognizer (`RecognizerStream`) at the export's chunk, left
+    """scripts/long_stream.py --output_dir: the server's streaming loop drives
+    the Python recognizer (`StreamingRecognizer` as a backend) at the export's chunk, left
     context and rules, and cuts a stream where it cuts the export's."""
     script = load_script("long_stream.py")
     model = ExportedSpeechModel(exported)
@@ -250,3 +252,16 @@ def test_the_python_recognizer_is_endpointed_by_the_session_the_export_is(run, e
     assert len(finals) >= 2 and finals == exported_finals
     assert [end for end, _ in steps] == [end for end, _ in exported_steps]
     assert script.streamed_one_by_one(streams, tone) == "hi"
+
+
+def test_exports_refuse_the_python_recognizers_rescoring_final(run, tmp_path):
+    """stream_final=rescore runs in the Python recognizer only: both exporters
+    refuse it in one sentence, writing nothing, rather than export another final."""
+    trained = TrainedRun.of(run.output_dir, run.problem)
+    config = DecodeConfig.parse(f"{STREAM_EXPORT_DECODE},stream_final=rescore")
+    refusal = "stream_final=rescore is the Python recognizer's alone"
+    with pytest.raises(export.ExportError, match=refusal):
+        export.export_run(trained, str(tmp_path / "saved"), config, 1)
+    with pytest.raises(export.ExportError, match=refusal):
+        tflite_export.export_tflite_run(trained, str(tmp_path / "lite"), config)
+    assert not list(tmp_path.iterdir())

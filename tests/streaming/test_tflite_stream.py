@@ -16,8 +16,8 @@ from t2t_lite.data.audio_io import read_audio
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.export_manifest import FINAL_FILE, STATE_FILE, STEP_FILE, TFLITE_MANIFEST
 from t2t_lite.server.speech_model import ExportedSpeechModel
-from t2t_lite.server.stream_session import stream_recording
 from t2t_lite.serving.tflite_export import export_tflite
+from t2t_lite.streaming.driver import stream_recording
 from t2t_lite.streaming.recognizer import StreamingRecognizer
 from tests.helpers import BLOCK_TENSORFLOW, load_script, run_command
 from tests.serving.runs import STREAM_EXPORT_DECODE, quiet_room, tone_and_noise

@@ -91,8 +91,7 @@ def _render_all(
     Workers are threads, each with its own `EspeakSynthesizer`, whose helper
     process (a fresh fork per utterance) does the synthesis: the CPU-heavy
     part runs in separate processes anyway, and resampling, FFTs and FLAC
-    encoding release the GIL, so threads use every core (measured 2.1x on
-    2 cores) without multiprocessing's costs: no re-import of the caller's
+    encoding release the GIL, so threads use every core without multiprocessing's costs: no re-import of the caller's
     `__main__` (a spawn pool hangs when that script is unguarded) and no
     fork of a parent that runs TensorFlow's threads.
     """

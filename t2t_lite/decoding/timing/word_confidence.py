@@ -2,9 +2,9 @@
 
 `WordTimer`'s raw confidence, the geometric mean of a word's CTC posteriors
 over its frames, ranks words well (a wrong word scores lower) but is not a
-probability: CTC posteriors spread over the frames around a token, so a quick
-start model's words at raw confidence 0.3-0.5 were right about 95% of the
-time. Calibration raises it to a power fitted on a split with references,
+probability: CTC posteriors spread over the frames around a token, so words
+at a middling raw confidence are mostly right (docs/design.md,
+"Calibrated word confidences"). Calibration raises it to a power fitted on a split with references,
 `confidence ** exponent` (a one-parameter Platt scaling in log space: it
 keeps the ranking, so a threshold chosen on raw confidences keeps its
 words), and the exponent is stored beside the checkpoint it was fitted for

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.models.build import build_model
+from t2t_lite.models.build_model import build_model
 from t2t_lite.training.learning_rate import T2TSchedule
 from t2t_lite.training.optimizers import make_optimizer
 from t2t_lite.training.train_step import StepSettings, make_replica_step

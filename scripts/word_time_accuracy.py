@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 from t2t_lite import registry
-from t2t_lite.data.spoken_synth.word_times import load_word_times
+from t2t_lite.data.spoken_synth.spoken_word_times import load_word_times
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig

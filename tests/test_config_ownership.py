@@ -103,7 +103,7 @@ def test_the_config_builders_read_no_file_and_import_no_implementation():
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
                 parts = node.module.split(".")
-                if parts[:2] == ["t2t_lite", "decoding"] and parts[2:3] != ["endpoint_rules"]:
+                if parts[:2] == ["t2t_lite", "decoding"] and parts[2:3] != ["endpoint_hparams"]:
                     offenders.append(f"t2t_lite/{relative}:{node.lineno} imports {node.module}")
             called = getattr(node, "func", None)
             if isinstance(called, ast.Name) and called.id == "open":

@@ -32,8 +32,9 @@ def make_model(sizes, modality: str, **overrides):
         layer_prepostprocess_dropout=sizes.dropout, attention_dropout=sizes.dropout,
         relu_dropout=sizes.dropout, **overrides))  # fmt: skip
     vocab = {"input_vocab_size": sizes.vocab} if modality == "symbol" else {}
-    return Transformer.from_hparams(hparams, input_modality=modality,
-                                    target_vocab_size=sizes.vocab, **vocab), hparams
+    return Transformer.from_hparams(
+        hparams, input_modality=modality, target_vocab_size=sizes.vocab, **vocab
+    ), hparams
 
 
 class Training:
@@ -98,8 +99,9 @@ class Decoding:
             f"beam_size={sizes.beam},alpha={sizes.alpha},extra_length={length},"
             f"max_decode_length={length}")) for length in sizes.decode_lengths}  # fmt: skip
 
-    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32),
-                                  tf.TensorSpec([], tf.int32)])  # one trace serves every length
+    @tf.function(
+        input_signature=[tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([], tf.int32)]
+    )  # one trace serves every length
     def uncached(self, inputs, length):
         memory, memory_mask = self.model.encode({"inputs": inputs}, training=False)
 
@@ -112,8 +114,11 @@ class Decoding:
                            states={"memory": memory, "mask": memory_mask})  # fmt: skip
 
     def run(self, mode: str, length: int) -> dict:
-        ids = (self.cached[length](self.features)[0] if mode == "cached"
-               else self.uncached(self.features["inputs"], tf.constant(length))[0].numpy())
+        ids = (
+            self.cached[length](self.features)[0]
+            if mode == "cached"
+            else self.uncached(self.features["inputs"], tf.constant(length))[0].numpy()
+        )
         return {"units": self.sizes.decode_batch * length, "eos_seen": bool(np.any(ids == EOS_ID))}
 
 
@@ -135,8 +140,14 @@ class Featurize:
         self.sizes, problem, data_dir = sizes, BenchSpeech(), tempfile.mkdtemp()
         problem.generate_data(data_dir, f"{data_dir}/tmp")
         hparams = problem.add_hparams(registry.hparams("transformer_librispeech_v2"))
-        hparams.override_from_dict(dict(batch_size=sizes.batch, use_fixed_batch_size=True,
-                                        specaugment_freq_masks=2, specaugment_time_masks=2))
+        hparams.override_from_dict(
+            dict(
+                batch_size=sizes.batch,
+                use_fixed_batch_size=True,
+                specaugment_freq_masks=2,
+                specaugment_time_masks=2,
+            )
+        )
         options = tf.data.Options()  # the pipeline's own intra-op setting stays
         options.threading.private_threadpool_size = cores
         dataset = pipeline.make_dataset(problem, TRAIN, data_dir, hparams, seed=1)

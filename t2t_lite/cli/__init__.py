@@ -1,4 +1,4 @@
-"""t2t_lite.cli: the t2t-lite-* commands.
+"""The t2t-lite-* commands.
 
 Every command module imports TensorFlow; the package imports it first,
 quietly (`quiet_start`), so a command's output starts with its own lines.

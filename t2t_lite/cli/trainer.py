@@ -22,7 +22,7 @@ from t2t_lite.data.word_boundary_weight import WEIGHT_HPARAM, word_boundaries_wa
 from t2t_lite.decoding.evaluation.evaluator import DecodeEvaluator
 from t2t_lite.hparam import HParams
 from t2t_lite.training import strategy as strategies
-from t2t_lite.training.build import build_trainer
+from t2t_lite.training.build_trainer import build_trainer
 from t2t_lite.training.trainer import Trainer, TrainerConfig, TrainingError, WarmStartError
 
 SCHEDULES = ("train", "evaluate", "train_and_evaluate", "continuous_eval")

@@ -1,1 +1,2 @@
-"""t2t_lite.data."""
+"""Problems and their data: readers of corpora, TFRecord shards, text encoders,
+featurization, augmentation and the input pipeline."""

@@ -18,7 +18,7 @@ import numpy as np
 from t2t_lite.data.audio_augment import AugmentConfig
 from t2t_lite.data.audio_io import SAMPLE_RATE
 from t2t_lite.data.causal_normalization import Prior
-from t2t_lite.data.spec_augment import HPARAM_PREFIX, SpecAugmentConfig
+from t2t_lite.data.feature_augment.spec_augment import HPARAM_PREFIX, SpecAugmentConfig
 from t2t_lite.hparam import HParams
 
 # Field -> its hparam: T2T's name where T2T had the setting. The defaults

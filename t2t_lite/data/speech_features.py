@@ -44,10 +44,8 @@ from t2t_lite.data import (
     audio_features,
     causal_normalization,
     digital_silence,
-    spec_augment,
-    spectral_envelope,
-    vocal_tract_warp,
 )
+from t2t_lite.data.feature_augment import spec_augment, spectral_envelope, vocal_tract_warp
 from t2t_lite.data.feature_config import FeatureConfig
 
 SAMPLE_RATE = 16000

@@ -1,1 +1,2 @@
-"""t2t_lite.decoding."""
+"""From a trained model to text: decode settings, the searches, audio limits,
+word times, scoring, and a trained run's checkpoints."""

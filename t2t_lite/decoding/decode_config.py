@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from t2t_lite.decoding.endpoint_rules import ENDPOINT_RULES
+from t2t_lite.decoding.endpoint_hparams import ENDPOINT_RULES
 from t2t_lite.hparam import HParams
 
 # The CTC share of joint decoding for a model with a CTC head, unless the

@@ -1,4 +1,4 @@
-"""t2t_lite.layers: Tensor2Tensor's building blocks as Keras 3 layers."""
+"""Tensor2Tensor's building blocks as Keras 3 layers."""
 
 from t2t_lite.layers.conv_relu_conv import ConvReluConv
 from t2t_lite.layers.dense_relu_dense import DenseReluDense

@@ -7,7 +7,7 @@ on stdout: its transcript. Runs with LiteRT, NumPy, SciPy and soundfile only
 (no TensorFlow). Files are read as the decoder reads them
 (`data.audio_io.read_audio`: any sample rate resampled to the model's,
 channels mixed to mono). A recording longer than the model's input is split
-at pauses and transcribed whole (`litert.transcriber`). A file it cannot read
+at pauses and transcribed whole (`litert.litert_transcriber`). A file it cannot read
 is one line on stderr and an empty line on stdout (so line i still answers
 file i); the other files are transcribed, and the exit status is 1.
 """
@@ -51,8 +51,8 @@ def _streamed(recognizer, waveform: np.ndarray) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from t2t_lite.litert.litert_transcriber import LiteRtTranscriber
     from t2t_lite.litert.stream import LiteRtStreamingRecognizer
-    from t2t_lite.litert.transcriber import LiteRtTranscriber
 
     parser = argparse.ArgumentParser(prog="t2t-lite-tflite-transcribe", description=__doc__)
     parser.add_argument("export_dir", help="what t2t-lite-exporter --format=tflite wrote")

@@ -38,7 +38,7 @@ from t2t_lite.export_manifest import (
     TfliteManifest,
 )
 from t2t_lite.litert.exported_model import load_interpreter
-from t2t_lite.litert.transcriber import LiteRtTranscriber
+from t2t_lite.litert.litert_transcriber import LiteRtTranscriber
 from t2t_lite.litert.vocabulary import Vocabulary
 from t2t_lite.streaming.endpoint import EndpointRules
 from t2t_lite.streaming.stateful_backend import StatefulBackend

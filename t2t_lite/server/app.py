@@ -38,8 +38,8 @@ from t2t_lite.server.app_state import (
 )
 from t2t_lite.server.audio_request import BadAudio, parse_content_type, request_audio
 from t2t_lite.server.batcher import DynamicBatcher
-from t2t_lite.server.metrics import ServerMetrics
 from t2t_lite.server.page import add_page_routes
+from t2t_lite.server.server_metrics import ServerMetrics
 from t2t_lite.server.stream_route import stream
 
 

@@ -10,7 +10,7 @@ from aiohttp import web
 
 from t2t_lite.decoding.timing.subtitles import TimedWord
 from t2t_lite.server.batcher import DynamicBatcher
-from t2t_lite.server.metrics import ServerMetrics
+from t2t_lite.server.server_metrics import ServerMetrics
 from t2t_lite.streaming.endpoint import ENDPOINT_HPARAMS, EndpointRules
 
 # The most bytes one second of an upload can take: 48 kHz stereo float32.

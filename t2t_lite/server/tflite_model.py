@@ -5,7 +5,7 @@ directory, run by LiteRT's interpreter behind the same routes.
     model.transcribe([waveform])   # -> [Transcript(text=..., score=..., words=None)]
 
 What a server on a small board or a slim container runs: no TensorFlow in
-the model's path (`litert.transcriber`). The interpreter takes one piece at
+the model's path (`litert.litert_transcriber`). The interpreter takes one piece at
 a time, so a batch is transcribed recording by recording; its transcripts
 have no word times (the `.tflite` has no CTC alignment) and it does not
 stream (`streams` is False: `/v1/stream` answers 400).
@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from t2t_lite.export_manifest import TFLITE_MANIFEST, TFLITE_MODEL_FILE, ManifestError
-from t2t_lite.litert.transcriber import LiteRtTranscriber
+from t2t_lite.litert.litert_transcriber import LiteRtTranscriber
 from t2t_lite.server.speech_model import ExportNotFoundError, Transcript
 
 

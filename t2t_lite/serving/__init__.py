@@ -1,4 +1,4 @@
-"""t2t_lite.serving: SavedModel export for TF Serving.
+"""Export: the SavedModel for TF Serving (T2T's `serving/` name) and the `.tflite`.
 
 `export.export_run` turns a trainer's output_dir into `export_dir/<version>/`;
 `serving_module.ServingModule` is the graph it saves (featurization,

@@ -19,7 +19,7 @@ TFLite builtin: no Flex delegate, no custom ops (the tests convert with
   the long-form rules cut for `segment_seconds` (`pause_split`), by default
   the model's own segment length (`input_limits.segment_seconds`): the
   longest input the SavedModel decodes at once. A longer recording is split
-  at pauses by `litert.transcriber` with the same rules, so the `.tflite`
+  at pauses by `litert.litert_transcriber` with the same rules, so the `.tflite`
   decodes the SavedModel's pieces.
 - text: ids, int32 `[1, max_input_tokens]`: the input encoder's ids with
   EOS appended, zero padded (`litert.text_model` appends and pads).

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 
-from t2t_lite.decoding.endpoint_rules import ENDPOINT_RULES
+from t2t_lite.decoding.endpoint_hparams import ENDPOINT_RULES
 
 # Each rule's decode hparam (and t2t-lite-serve flag) -> its `EndpointRules` field.
 ENDPOINT_HPARAMS = {hparam: field for hparam, field, _ in ENDPOINT_RULES}

@@ -14,7 +14,7 @@ t2t-lite. The state is plain tensors (`StreamingGraph.state_names`): the
 incremental featurizer's (`featurizer.STATE`: each step featurizes only its
 new audio), the feature frames still to be read (`features`, from frame
 `features_start`: the encoder's next window and the word boundary head's
-next frames), the boundary head's (`boundary_head.STATE`, for a model with
+next frames), the boundary head's (`streaming_boundary_head.STATE`, for a model with
 one), the encoder frames emitted, every encoder layer's keys, values and
 causal convolution inputs, stacked, and the encoder output so far. The
 signatures carry it at fixed shapes (`state.FixedSizeState`: the growing
@@ -52,9 +52,9 @@ from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.decoding.timing.word_times import WordTimer, WordTimes
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
-from t2t_lite.streaming import boundary_head
 from t2t_lite.streaming import ctc_prefix_beam_search as prefix_search
 from t2t_lite.streaming import featurizer as incremental
+from t2t_lite.streaming import streaming_boundary_head
 from t2t_lite.streaming.ctc_prefix_beam_search import CtcPrefixBeamSearch
 from t2t_lite.streaming.encoder import StreamingEncoder, front_end_outputs_ready
 from t2t_lite.streaming.state import FixedSizeState, empty_state, with_shape
@@ -122,7 +122,7 @@ class StreamingGraph:
         self._conv = layer.conv_first_kernel - 1 if layer.ffn_layer == "conv_relu_conv" else 0
         head = getattr(model, "word_boundary_head", None)
         self.boundary = (
-            boundary_head.StreamingBoundaryHead(head)
+            streaming_boundary_head.StreamingBoundaryHead(head)
             if head is not None and word_timer is not None
             else None
         )
@@ -131,7 +131,7 @@ class StreamingGraph:
             *incremental.STATE,
             "features",
             "features_start",
-            *(boundary_head.STATE if self.boundary else ()),
+            *(streaming_boundary_head.STATE if self.boundary else ()),
             *ENCODER_STATE,
             *prefix_search.STATE,
         )
@@ -255,7 +255,7 @@ class StreamingGraph:
         keep = SpeechFrontEnd.input_frames_seen(done)[0]
         if self.boundary:
             heard = tf.maximum(frames - start, 0)  # (the buffer's frames with speech)
-            probs_state = {name: previous[name] for name in boundary_head.STATE}
+            probs_state = {name: previous[name] for name in streaming_boundary_head.STATE}
             begin = tf.minimum(probs_state["boundary_frames"] - start, heard)
             _, probs_state = self.boundary.step(buffer[:, begin:heard], memory, probs_state, final)
             state.update(probs_state)

@@ -4,7 +4,7 @@
                       eval_decoder=evaluator)  # optional
     trainer.train(evaluate_every=1000)
 
-`training.build.build_trainer` makes the model and the optimizer from
+`training.build_trainer.build_trainer` makes the model and the optimizer from
 hparams under the strategy and hands them over (Model Garden's trainer is
 handed its model, optimizer and task the same way). Training runs
 `iterations_per_loop` steps per `tf.function` call (T2T's TPU habit, good
@@ -159,7 +159,7 @@ class Trainer:
 
     Args:
         model: the built model (every variable created), e.g. by
-            `models.build.build_model` inside `strategy.scope()`.
+            `models.build_model.build_model` inside `strategy.scope()`.
         optimizer: its built optimizer (slots created inside the same scope).
         problem: the problem whose data it trains and evaluates on.
         hparams: the run's hparams (the pipeline's and the step's settings).
@@ -187,7 +187,7 @@ class Trainer:
         if not optimizer.built:
             raise ValueError(
                 "build the optimizer inside strategy.scope() before handing it to the "
-                "Trainer (training.build.build_optimizer does)."
+                "Trainer (training.build_trainer.build_optimizer does)."
             )
         self.model = model
         self.optimizer = optimizer

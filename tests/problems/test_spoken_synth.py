@@ -14,7 +14,7 @@ from t2t_lite import registry
 from t2t_lite.data.problem import DataError
 from t2t_lite.data.spoken_synth import corpus as spoken_corpus
 from t2t_lite.data.spoken_synth.espeak import EspeakError
-from t2t_lite.data.spoken_synth.word_times import load_word_times
+from t2t_lite.data.spoken_synth.spoken_word_times import load_word_times
 from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder
 from t2t_lite.problems.spoken_synth import SpokenSynth
 

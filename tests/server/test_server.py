@@ -22,10 +22,10 @@ import soundfile
 from t2t_lite.data.audio_io import resample, to_int16_pcm
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.export_manifest import MANIFEST_VERSION, SAVED_MODEL_MANIFEST
-from t2t_lite.litert.transcriber import LiteRtTranscriber
+from t2t_lite.litert.litert_transcriber import LiteRtTranscriber
 from t2t_lite.server.audio_request import BadAudio, parse_content_type, request_audio
 from t2t_lite.server.batcher import DynamicBatcher, length_groups
-from t2t_lite.server.metrics import ServerMetrics
+from t2t_lite.server.server_metrics import ServerMetrics
 from t2t_lite.server.speech_model import ExportedSpeechModel
 from t2t_lite.serving.tflite_export import export_tflite
 from tests.helpers import CTC_BEAM_DECODE, run_command

@@ -24,7 +24,7 @@ from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.model_search import BatchDecoder, decode_cap
 from t2t_lite.export_manifest import TFLITE_MANIFEST, TFLITE_MODEL_FILE
-from t2t_lite.litert.transcriber import LiteRtTranscriber
+from t2t_lite.litert.litert_transcriber import LiteRtTranscriber
 from t2t_lite.serving.tflite_export import export_tflite
 from tests.helpers import (
     BEAM_DECODE,
@@ -41,7 +41,7 @@ SPEECH_RUNNER = textwrap.dedent(
     """
     import json, sys
     import numpy as np
-    from t2t_lite.litert.transcriber import LiteRtTranscriber
+    from t2t_lite.litert.litert_transcriber import LiteRtTranscriber
 
     transcriber = LiteRtTranscriber(sys.argv[1])
     waves = np.load(sys.argv[2])

@@ -13,7 +13,7 @@ import tensorflow as tf
 from t2t_lite import run_dir
 from t2t_lite.hparam import create_hparams
 from t2t_lite.problems.algorithmic import AlgorithmicIdentityBinary40
-from t2t_lite.training.build import build_trainer
+from t2t_lite.training.build_trainer import build_trainer
 from t2t_lite.training.trainer import TrainerConfig
 
 TINY = "hidden_size=32,filter_size=64,num_heads=2,batch_size=512,learning_rate_warmup_steps=10"

@@ -10,7 +10,7 @@ from t2t_lite import run_dir
 from t2t_lite.decoding.evaluation.evaluator import DecodeEvaluator
 from t2t_lite.hparam import create_hparams
 from t2t_lite.problems.spoken_synth import SpokenSynth
-from t2t_lite.training.build import build_trainer
+from t2t_lite.training.build_trainer import build_trainer
 from t2t_lite.training.trainer import TrainerConfig
 
 

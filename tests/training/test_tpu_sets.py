@@ -16,7 +16,7 @@ from t2t_lite.data.problem import EVAL, TEST, TRAIN
 from t2t_lite.hparam import create_hparams
 from t2t_lite.problems.librispeech import LibrispeechCleanSmall
 from t2t_lite.training import trainer as trainer_module
-from t2t_lite.training.build import build_trainer
+from t2t_lite.training.build_trainer import build_trainer
 from tests.helpers import TINY_TRANSFORMER
 
 TPU_SETS = [

@@ -21,7 +21,7 @@ from t2t_lite.data import audio_io
 from t2t_lite.data.audio_io import SAMPLE_RATE
 from t2t_lite.data.spoken_synth.espeak import EspeakSynthesizer
 from t2t_lite.data.spoken_synth.plan import CorpusConfig, UtterancePlan
-from t2t_lite.data.spoken_synth.word_times import WordTime, locate_words, word_starts
+from t2t_lite.data.spoken_synth.spoken_word_times import WordTime, locate_words, word_starts
 
 PEAK_LEVEL = 0.7  # speech peak before noise: headroom so noise never clips
 

@@ -71,7 +71,7 @@ from t2t_lite.data.spoken_synth.plan import (
     plan_corpus,
     plan_long,
 )
-from t2t_lite.data.spoken_synth.word_times import (
+from t2t_lite.data.spoken_synth.spoken_word_times import (
     WordTime,
     load_word_times,
     shift_word_times,
@@ -91,9 +91,10 @@ def _render_all(
     Workers are threads, each with its own `EspeakSynthesizer`, whose helper
     process (a fresh fork per utterance) does the synthesis: the CPU-heavy
     part runs in separate processes anyway, and resampling, FFTs and FLAC
-    encoding release the GIL, so threads use every core without multiprocessing's costs: no re-import of the caller's
-    `__main__` (a spawn pool hangs when that script is unguarded) and no
-    fork of a parent that runs TensorFlow's threads.
+    encoding release the GIL, so threads use every core without
+    multiprocessing's costs: no re-import of the caller's `__main__` (a
+    spawn pool hangs when that script is unguarded) and no fork of a
+    parent that runs TensorFlow's threads.
     """
     local = threading.local()
     synthesizers: list[EspeakSynthesizer] = []

@@ -2,7 +2,7 @@
 
 `long_form.py` applies these rules in TF ops, in the SavedModel and the
 decoder; `numpy_piece_ends` applies the same rules with NumPy, for
-on-device runners that carry no TensorFlow (`litert.transcriber`). Both
+on-device runners that carry no TensorFlow (`litert.litert_transcriber`). Both
 read their constants and frame arithmetic from here, and a test checks that
 they cut real recordings at the same samples.
 

@@ -9,7 +9,7 @@ import tensorflow as tf
 from t2t_lite import run_dir
 from t2t_lite.data.problem import Problem
 from t2t_lite.hparam import HParams
-from t2t_lite.models.build import build_model
+from t2t_lite.models.build_model import build_model
 from t2t_lite.models.checkpointable import model_weights
 
 

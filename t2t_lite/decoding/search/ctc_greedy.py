@@ -3,7 +3,7 @@
 The most probable label at each frame, repeats merged, blanks dropped
 (Graves et al. 2006). It is the fastest way to read a CTC head and the
 `ctc_weight=1` decode mode; joint CTC/attention beam search
-(`ctc_prefix_score.py`) is the accurate one.
+(`ctc_prefix_scorer.py`) is the accurate one.
 """
 
 from __future__ import annotations

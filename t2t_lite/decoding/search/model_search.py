@@ -33,7 +33,7 @@ import tensorflow as tf
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.beam_search import scored_beam_search
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
-from t2t_lite.decoding.search.ctc_prefix_score import CtcPrefixScorer
+from t2t_lite.decoding.search.ctc_prefix_scorer import CtcPrefixScorer
 from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
 from t2t_lite.decoding.search.language_model import language_model_scorer
 from t2t_lite.decoding.search.phrase_bias import PhraseBiasScorer

@@ -3,9 +3,10 @@
 The CTC alignment (`word_times.WordTimer`) places a word between the
 encoder frames (40 ms) of its first and last token. A CTC head fires a
 token once it has heard enough of it, and how late varies between trainings
-(docs/design.md, "Word boundaries on the 10 ms frames") and within an utterance (a piece's last token may wait
-for the end of its audio). A model with a `WordBoundaryHead` also says, per
-10 ms feature frame, how likely a word starts or ends there.
+(docs/design.md, "Word boundaries on the 10 ms frames") and within an
+utterance (a piece's last token may wait for the end of its audio). A
+model with a `WordBoundaryHead` also says, per 10 ms feature frame, how
+likely a word starts or ends there.
 
 The refined boundaries are the best path through the head's output: a
 row's `2 * words` boundaries (start, end, start, end, ...) take the frames

@@ -11,7 +11,7 @@ from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.model_search import decode_cap
 from t2t_lite.hparam import create_hparams
-from t2t_lite.models.build import build_model
+from t2t_lite.models.build_model import build_model
 from tests.helpers import CTC_BEAM_DECODE, DEGENERATE_WAVEFORMS, TINY_CTC_SPEECH, full_lengths
 
 

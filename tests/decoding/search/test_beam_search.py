@@ -8,7 +8,7 @@ from t2t_lite import registry
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.search.beam_search import INF, beam_search, scored_beam_search
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
-from t2t_lite.decoding.search.ctc_prefix_score import CtcPrefixScorer
+from t2t_lite.decoding.search.ctc_prefix_scorer import CtcPrefixScorer
 from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
 from t2t_lite.decoding.search.model_search import BatchDecoder, model_search
 from t2t_lite.decoding.search.scorer import WeightedScorer

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.decoding.search.ctc_prefix_score import LOG_ZERO, CtcPrefixScorer
+from t2t_lite.decoding.search.ctc_prefix_scorer import LOG_ZERO, CtcPrefixScorer
 
 BLANK, EOS = 0, 1
 
@@ -127,7 +127,7 @@ def test_scores_compile_with_xla():
 def test_static_length_log_cumsum_exp_equals_tfs_op():
     # The doubling scan (element-wise ops, for TFLite) against TF's op, over
     # values spanning thousands of nats and ESPnet's finite log zero.
-    from t2t_lite.decoding.search.ctc_prefix_score import _log_cumsum_exp
+    from t2t_lite.decoding.search.ctc_prefix_scorer import _log_cumsum_exp
 
     rng = np.random.default_rng(0)
     for length in (1, 2, 7, 64, 250):

@@ -9,7 +9,7 @@ import tensorflow as tf
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.evaluation.evaluator import DecodeEvaluator
 from t2t_lite.decoding.search.beam_search import length_penalty, scored_beam_search
-from t2t_lite.decoding.search.ctc_prefix_score import CtcPrefixScorer
+from t2t_lite.decoding.search.ctc_prefix_scorer import CtcPrefixScorer
 from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
 from t2t_lite.decoding.search.language_model import language_model_scorer, load_language_model
 from t2t_lite.decoding.search.model_search import BatchDecoder, decode_cap

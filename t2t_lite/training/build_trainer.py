@@ -17,7 +17,7 @@ import tensorflow as tf
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.word_boundary_targets import check_word_times
 from t2t_lite.hparam import HParams
-from t2t_lite.models.build import build_model
+from t2t_lite.models.build_model import build_model
 from t2t_lite.training.learning_rate import T2TSchedule
 from t2t_lite.training.optimizers import make_optimizer
 from t2t_lite.training.trainer import EvalDecoder, Trainer, TrainerConfig

@@ -10,9 +10,13 @@ import pytest
 from t2t_lite.data.audio_features import delta_delta_reach
 from t2t_lite.data.audio_io import read_audio
 from t2t_lite.data.causal_normalization import Prior
+from t2t_lite.data.feature_augment.spectral_envelope import (
+    ENVELOPE_TERMS,
+    LOG_PER_DB,
+    random_envelope,
+)
 from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.normalization_prior import feature_statistics
-from t2t_lite.data.spectral_envelope import ENVELOPE_TERMS, LOG_PER_DB, random_envelope
 from t2t_lite.data.speech_features import featurize_batch
 
 

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
 from t2t_lite.layers.word_boundary_head import WordBoundaryHead
-from t2t_lite.streaming.boundary_head import StreamingBoundaryHead
+from t2t_lite.streaming.streaming_boundary_head import StreamingBoundaryHead
 
 
 @pytest.fixture(scope="module")

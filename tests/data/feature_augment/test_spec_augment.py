@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.data.spec_augment import SpecAugmentConfig, spec_augment
+from t2t_lite.data.feature_augment.spec_augment import SpecAugmentConfig, spec_augment
 
 
 def _runs(flags):

@@ -1,4 +1,4 @@
-"""Tests for t2t_lite.data.spoken_synth.word_times: when each corpus word is said."""
+"""Tests for t2t_lite.data.spoken_synth.spoken_word_times: when each corpus word is said."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from t2t_lite.data.spoken_synth import audio as spoken_audio
-from t2t_lite.data.spoken_synth import grammar, word_times
+from t2t_lite.data.spoken_synth import grammar, spoken_word_times
 from t2t_lite.data.spoken_synth import plan as spoken_plan
 from t2t_lite.data.spoken_synth.espeak import EspeakSynthesizer, WordEvent
-from t2t_lite.data.spoken_synth.word_times import WordMismatchError, WordTime
+from t2t_lite.data.spoken_synth.spoken_word_times import WordMismatchError, WordTime
 
 ALL_VOICES = spoken_plan.TRAIN_VOICES + spoken_plan.TEST_VOICES
 
@@ -35,7 +35,7 @@ def test_every_vocabulary_word_is_one_espeak_word(synthesizer, voice):
     words = grammar.vocabulary()
     text = " ".join(words)
     _, _, events = synthesizer.synthesize_words(text, voice=voice, rate_wpm=200)
-    starts = word_times.word_starts(text, events, first_phoneme=None)
+    starts = spoken_word_times.word_starts(text, events, first_phoneme=None)
     assert [word for word, _ in starts] == words == text.split(" ")
     samples = [sample for _, sample in starts]
     assert samples == sorted(set(samples))
@@ -50,7 +50,7 @@ def test_multi_word_entries_are_split_at_the_next_words_first_phoneme(synthesize
     def first_phoneme(word):
         return synthesizer.synthesize_words(word, voice=voice)[2][0].phonemes[0][0]
 
-    starts = word_times.word_starts(text, events, first_phoneme)
+    starts = spoken_word_times.word_starts(text, events, first_phoneme)
     assert [word for word, _ in starts] == text.split(" ")
     samples = [sample for _, sample in starts]
     assert samples == sorted(set(samples))
@@ -62,12 +62,12 @@ def test_multi_word_entries_are_split_at_the_next_words_first_phoneme(synthesize
 def test_words_that_do_not_match_fail_loudly():
     phonemes = (("I", 10), ("n", 20), ("D", 30), ("@", 40))
     with pytest.raises(WordMismatchError, match="start and span"):  # a word split in two
-        word_times.word_starts("seventy two", [WordEvent(0, 5, 0), WordEvent(5, 2, 9)], None)
+        spoken_word_times.word_starts("seventy two", [WordEvent(0, 5, 0), WordEvent(5, 2, 9)], None)
     with pytest.raises(WordMismatchError, match="start and span"):  # a word with no event
-        word_times.word_starts("in the", [WordEvent(3, 3, 0)], None)
+        spoken_word_times.word_starts("in the", [WordEvent(3, 3, 0)], None)
     with pytest.raises(WordMismatchError, match="'x' is not among"):
-        word_times.word_starts("in the", [WordEvent(0, 2, 0, phonemes)], lambda word: "x")
-    starts = word_times.word_starts("in the", [WordEvent(0, 2, 0, phonemes)], lambda w: "'D")
+        spoken_word_times.word_starts("in the", [WordEvent(0, 2, 0, phonemes)], lambda word: "x")
+    starts = spoken_word_times.word_starts("in the", [WordEvent(0, 2, 0, phonemes)], lambda w: "'D")
     assert starts == [("in", 10), ("the", 30)]
 
 
@@ -77,7 +77,7 @@ def test_locate_words_trims_silence_inside_each_window():
     speech[1000:1100] = 0.004  # below 1% of the peak: not sounding
     speech[1600:2500] = -0.5  # word two
     starts = [("one", 0), ("two", 1500 * 22050 // 16000)]  # at eSpeak NG's rate
-    located = word_times.locate_words(starts, 22050, speech, lead_samples=16)
+    located = spoken_word_times.locate_words(starts, 22050, speech, lead_samples=16)
     first_block = 5 * 80  # tiled from the window's start, 80-sample blocks
     assert located[0] == WordTime("one", (16 + first_block) / 16000, (16 + 1040) / 16000)
     assert located[1].start_s == (16 + 1500 + 80) / 16000  # 2067 samples at 22.05 kHz: 1500
@@ -104,7 +104,7 @@ def test_real_utterance_words_are_ordered_inside_the_audio_and_sound(synthesizer
 def test_lead_silence_shifts_word_times_exactly(synthesizer):
     short = spoken_audio.render_utterance(_test_plan(lead_silence_s=0.05), synthesizer)[1]
     long = spoken_audio.render_utterance(_test_plan(lead_silence_s=0.2), synthesizer)[1]
-    assert long == word_times.shift_word_times(short, 3200 - 800)
+    assert long == spoken_word_times.shift_word_times(short, 3200 - 800)
     assert long != short
 
 
@@ -114,6 +114,6 @@ def test_word_times_file_round_trips(tmp_path):
         "901-4-0000": [WordTime("go", 1e-4, 2.0)],
     }
     path = str(tmp_path / "word_times.json")
-    word_times.write_word_times(path, table)
-    assert word_times.load_word_times(path) == table
+    spoken_word_times.write_word_times(path, table)
+    assert spoken_word_times.load_word_times(path) == table
     assert len(open(path, encoding="utf-8").read().splitlines()) == 2 + len(table)

@@ -6,9 +6,9 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite.data.audio_io import read_audio
+from t2t_lite.data.feature_augment.vocal_tract_warp import BOUNDARY_HERTZ, warp_hertz, warp_log_mel
 from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.speech_features import featurize_batch
-from t2t_lite.data.vocal_tract_warp import BOUNDARY_HERTZ, warp_hertz, warp_log_mel
 
 EDGES = {"sample_rate": 16000, "lower_edge_hertz": 20.0, "upper_edge_hertz": 8000.0}
 

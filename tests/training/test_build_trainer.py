@@ -4,7 +4,7 @@ import keras
 import pytest
 
 from t2t_lite import registry
-from t2t_lite.training.build import build_optimizer
+from t2t_lite.training.build_trainer import build_optimizer
 from t2t_lite.training.trainer import Trainer
 
 

@@ -87,11 +87,8 @@ def compare(specs, cases, reps, sizes, log_dir, say, after=None) -> list:
                      **{k: [r[k] for r in measured] for k in ("loss", "eos_seen")
                         if measured and k in measured[0]}})  # fmt: skip
         if worker is None or worker.error:
-            rows[-1].update(
-                {"error": worker.error}
-                if worker
-                else {"skipped": "not installed; pip install -e .[bench]"}
-            )
+            rows[-1].update({"error": worker.error} if worker else
+                            {"skipped": "not installed; pip install -e .[bench]"})
     return rows
 
 
@@ -108,20 +105,12 @@ def training(sizes, log_dir, say, profile=False) -> dict:
         cases = [(title, key, label, f"{title}/{key}", {}) for key, label, *_ in contenders]
         if not speech:
             specs.append(("matmul", "t2t.Matmul", None, {}))
-            cases.append(
-                (
-                    "text",
-                    "matmul",
-                    f"TF float32 matmul {sizes.matmul_size}³ (the machine's limit)",
-                    "matmul",
-                    {},
-                )
-            )
+            cases.append(("text", "matmul", f"TF float32 matmul {sizes.matmul_size}³ (the "
+                          "machine's limit)", "matmul", {}))
         profiled = lambda workers: section.update(profile=workers["speech/t2t"].call("profile"))
         flops = training_step_flops(sizes, speech)
-        for row in compare(
-            specs, cases, sizes.reps, sizes, log_dir, say, profiled if profile and speech else None
-        ):
+        for row in compare(specs, cases, sizes.reps, sizes, log_dir, say,
+                           profiled if profile and speech else None):
             if row["key"] == "matmul":  # whose rate is GFLOP/s
                 row["gflops"], row["rate"] = row["rate"], None
             else:
@@ -149,8 +138,7 @@ def pipeline(sizes, log_dir, say) -> dict:
     kinds = (  # (key, label, worker, run kwargs)
         ("t2t", "t2t-lite training pipeline (log-mel + deltas + CMVN + SpecAugment)", "t2t", {}),
         ("logmel", "librosa log-mel", "librosa", {"deltas": False}),
-        ("deltas", "librosa log-mel + delta-deltas + CMVN", "librosa", {"deltas": True}),
-    )
+        ("deltas", "librosa log-mel + delta-deltas + CMVN", "librosa", {"deltas": True}))
     specs, cases = [], []
     for cores in sizes.pipeline_cores:  # each worker pinned to its first `cores` CPUs
         specs += [(f"t2t/{cores}", "t2t.Featurize", None,
@@ -223,12 +211,8 @@ def goals(results) -> list:
     lengths = results["sizes"]["decode_lengths"] if "decoding" in results else ()
     for length in lengths:
         rate = lambda key, length=length: median(results["decoding"]["rows"], key, length)
-        add(
-            f"decoding {length}: cached / uncached",
-            10.0 if length == lengths[-1] else None,
-            rate("cached"),
-            rate("uncached"),
-        )
+        add(f"decoding {length}: cached / uncached", 10.0 if length == lengths[-1] else None,
+            rate("cached"), rate("uncached"))
         add(f"decoding {length}: cached / keras-hub", 1.0, rate("cached"), rate("hub"))
     for cores in results["sizes"]["pipeline_cores"] if "pipeline" in results else ():
         rate = lambda key, cores=cores: median(results["pipeline"]["rows"], key, cores)
@@ -272,39 +256,22 @@ def render(results) -> str:
         if name in results:
             blocks.append(rate_table(title, head, results[name]["rows"], reference))
     xla = lambda g: "" if g["value_xla"] is None else f" ({fmt(g['value_xla'])})"
-    blocks.append(
-        table(
-            "Ratios (t2t-lite's rate over the peer's; training: the trainer's default tf.function, "
-            "XLA in brackets):",
-            ["ratio", "value", "goal", "met"],
-            [
-                [
-                    g["name"],
-                    fmt(g["value"]) + xla(g),
-                    "—" if g["goal"] is None else f"≥ {g['goal']:g}",
-                    {True: "yes", False: "**no**", None: "—"}[g["met"]],
-                ]
-                for g in results["goals"]
-            ],
-            "lrrl",
-        )
-    )
+    blocks.append(table(
+        "Ratios (t2t-lite's rate over the peer's; training: the trainer's default tf.function, "
+        "XLA in brackets):", ["ratio", "value", "goal", "met"],
+        [[g["name"], fmt(g["value"]) + xla(g), "—" if g["goal"] is None else f"≥ {g['goal']:g}",
+          {True: "yes", False: "**no**", None: "—"}[g["met"]]] for g in results["goals"]], "lrrl"))
     if "profile" in results:
         ops = results["profile"]["op_seconds"]
         total = sum(ops.values()) or 1.0
-        matmul = sum(
-            v for k, v in ops.items() if any(name in k for name in ("MatMul", "Einsum", "Conv2D"))
-        )
-        blocks.append(
-            table(
-                f"Profile of one t2t-lite speech training repetition (tf.function): "
-                f"{results['profile']['profiled_seconds']:.2f} s wall, {total:.2f} s of op self time, "
-                f"{100 * matmul / total:.0f}% of it in matmuls and convolutions (fused, oneDNN too):",
-                ["op type", "self time (s)", "share"],
-                [[k, f"{v:.3f}", f"{100 * v / total:.1f}%"] for k, v in list(ops.items())[:12]],
-                "lrr",
-            )
-        )
+        matmul = sum(v for k, v in ops.items()
+                     if any(name in k for name in ("MatMul", "Einsum", "Conv2D")))
+        blocks.append(table(
+            f"Profile of one t2t-lite speech training repetition (tf.function): "
+            f"{results['profile']['profiled_seconds']:.2f} s wall, {total:.2f} s of op self time, "
+            f"{100 * matmul / total:.0f}% of it in matmuls and convolutions (fused, oneDNN too):",
+            ["op type", "self time (s)", "share"],
+            [[k, f"{v:.3f}", f"{100 * v / total:.1f}%"] for k, v in list(ops.items())[:12]], "lrr"))
     return "\n\n".join("\n".join(block) for block in blocks)
 
 
@@ -313,23 +280,13 @@ def main(argv=None) -> int:
 
     sections = {"training": training, "decoding": decoding, "pipeline": pipeline}
     parser = argparse.ArgumentParser("python scripts/bench.py", description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--size",
-        choices=sorted(PRESETS),
-        default="default",
-        help="default: 8-20 min on 2 cores; smallest: every code path, quickly",
-    )
-    parser.add_argument(
-        "--sections",
-        default=",".join(sections),
-        help=f"a comma-separated subset of {','.join(sections)}",
-    )
+    parser.add_argument("--size", choices=sorted(PRESETS), default="default",
+                        help="default: 8-20 min on 2 cores; smallest: every code path, quickly")
+    parser.add_argument("--sections", default=",".join(sections),
+                        help=f"a comma-separated subset of {','.join(sections)}")
     parser.add_argument("--output", default="bench_results.json", help="every number, as JSON")
-    parser.add_argument(
-        "--profile",
-        action="store_true",
-        help="per-op self time of one t2t-lite speech training repetition",
-    )
+    parser.add_argument("--profile", action="store_true",
+                        help="per-op self time of one t2t-lite speech training repetition")
     args = parser.parse_args(argv)
     chosen = [name for name in args.sections.split(",") if name]
     if not chosen or set(chosen) - set(sections):
@@ -343,12 +300,8 @@ def main(argv=None) -> int:
     say = lambda text: print(f"[{time.time() - started:4.0f} s]", text, file=sys.stderr, flush=True)
     say(f"t2t-lite benchmark, --size={args.size}; worker logs in {log_dir}")
     with open("/proc/cpuinfo", encoding="ascii", errors="replace") as cpuinfo:
-        first = {
-            key.strip(): value.strip()
-            for key, _, value in (
-                line.partition(":") for line in cpuinfo.read().split("\n\n")[0].splitlines()
-            )
-        }
+        first = {key.strip(): value.strip() for key, _, value in
+                 (line.partition(":") for line in cpuinfo.read().split("\n\n")[0].splitlines())}
     isa = [flag for flag in ISA_FLAGS if flag in first.get("flags", "").split()]
     results = {
         "date": datetime.date.today().isoformat(), "sizes": vars(sizes),

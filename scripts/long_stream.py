@@ -125,9 +125,9 @@ def recognizer_stream(problem, output_dir: str, data_dir: str, decode_hparams: s
     encoder = problem.feature_encoders(data_dir)["targets"]
     chunk = config.chunk_frames
     transcriber = WaveformTranscriber(
-        model, run.hparams, config, decode_cap(run.hparams, config), encoder
+        model, run.run_config, config, decode_cap(run.run_config, config), encoder
     )
-    return StreamingRecognizer(model, run.hparams, config, encoder, chunk, transcriber)
+    return StreamingRecognizer(model, run.run_config, config, encoder, chunk, transcriber)
 
 
 def streamed_one_by_one(model, waveform: np.ndarray) -> str:

@@ -74,7 +74,7 @@ def main() -> None:
     problem = registry.problem("spoken_synth")
     run = TrainedRun.of(args.output_dir, problem, data_dir=args.data_dir)
     model, _ = run.restored_model()
-    hparams = run.hparams
+    run_config = run.run_config
     encoder = problem.feature_encoders(args.data_dir)["targets"]
     decode_config = DecodeConfig.parse(args.decode_hparams)
     word_times = load_word_times(os.path.join(args.data_dir, "spoken_synth-word_times.json"))
@@ -99,7 +99,7 @@ def main() -> None:
         return {k[-3:]: round(v, 1) for k, v in summary.items() if k.startswith(prefix)}
 
     joint = WaveformTranscriber(
-        model, hparams, decode_config, decode_cap(hparams, decode_config), encoder
+        model, run_config, decode_config, decode_cap(run_config, decode_config), encoder
     )
     finals = [joint(w[None], np.array([len(w)], np.int32))[0].text for w in waves]
     rows.append({"decoding": "full (joint search)", **scoring.score(metrics, finals, references)})
@@ -107,7 +107,7 @@ def main() -> None:
 
     for chunk in (int(c) for c in args.chunk_frames.split(",")):
         streaming = StreamingTranscriber(
-            model, hparams, decode_config, encoder, chunk or WHOLE_UTTERANCE
+            model, run_config, decode_config, encoder, chunk or WHOLE_UTTERANCE
         )
         finals = [streaming(w[None], np.array([len(w)]))[0].text for w in waves]
         ends = [

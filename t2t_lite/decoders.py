@@ -4,8 +4,8 @@
 the one place that asks; the decoder command then runs any of them alike:
 
     kind = decoder_for(problem)
-    checked = kind.check_lines(problem, data_dir, hparams, lines, path)  # before the model loads
-    decoder = kind(model, hparams, problem, data_dir, decode_config)
+    checked = kind.check_lines(problem, data_dir, run_config, lines, path)  # before the model loads
+    decoder = kind(model, run, decode_config)     # run: the `TrainedRun`
     results = [r for batch in decoder.line_batches(checked) for r in decoder.decode(batch)]
 
 - `TextDecoder`: text lines or a text split, through `BatchDecoder`'s
@@ -25,8 +25,8 @@ import numpy as np
 
 from t2t_lite.data.audio_io import read_audio
 from t2t_lite.data.problem import Problem
-from t2t_lite.decoding.audio.input_limits import max_input_tokens
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
+from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.input_batches import (
     encode_text_lines,
@@ -36,9 +36,9 @@ from t2t_lite.decoding.input_batches import (
     waveform_batches,
 )
 from t2t_lite.decoding.result import Decoded
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.decoding.search.model_search import BatchDecoder
 from t2t_lite.decoding.search.phrase_bias import configured_phrases
-from t2t_lite.hparam import HParams
 from t2t_lite.streaming.simulation import StreamingTranscriber
 
 
@@ -64,18 +64,20 @@ class TextDecoder:
     writes_audio_files = False  # --output_format needs audio
     timed_words = False
 
-    def __init__(self, model, hparams: HParams, problem: Problem, data_dir, config: DecodeConfig):
+    def __init__(self, model, run: TrainedRun, config: DecodeConfig):
+        problem, data_dir = run.problem, run.data_dir
         encoders = problem.feature_encoders(data_dir)
         self._targets = encoders["targets"]
         self._inputs = encoders.get("inputs", self._targets)
         phrases = configured_phrases(config, self._targets)
-        self._search = BatchDecoder(model, hparams, config, phrases)
+        self._search = BatchDecoder(model, run.run_config, config, phrases)
         self.config = self._search.decode_config
         self.cap = self._search.cap
-        self._hparams, self._problem, self._data_dir = hparams, problem, data_dir
+        # The problem's own API reads its hparams (T2T's `preprocess_example`).
+        self._hparams, self._problem, self._data_dir = run.hparams, problem, data_dir
 
     @staticmethod
-    def check_lines(problem, data_dir, hparams: HParams, lines: list[str], path: str):
+    def check_lines(problem, data_dir, run_config: RunConfig, lines: list[str], path: str):
         """Encodes the lines as the SavedModel checks them (vocabulary, length).
 
         Returns:
@@ -85,7 +87,7 @@ class TextDecoder:
             InputListError: a bad line, named by its number.
         """
         encoder = problem.feature_encoders(data_dir)["inputs"]
-        return encode_text_lines(encoder, lines, path, max_input_tokens(hparams))
+        return encode_text_lines(encoder, lines, path, run_config.max_input_tokens)
 
     def line_batches(self, encoded: list[np.ndarray]) -> Iterator[InputBatch]:
         """Batches of the ids `check_lines` made (encoded once, before the model loaded)."""
@@ -139,8 +141,9 @@ class SpeechDecoder:
 
     writes_audio_files = True
 
-    def __init__(self, model, hparams: HParams, problem: Problem, data_dir, config: DecodeConfig):
-        search = BatchDecoder(model, hparams, config)  # checks the config against the model
+    def __init__(self, model, run: TrainedRun, config: DecodeConfig):
+        problem, data_dir, run_config = run.problem, run.data_dir, run.run_config
+        search = BatchDecoder(model, run_config, config)  # checks the config against the model
         self.config, self.cap = search.decode_config, search.cap
         self._problem, self._data_dir = problem, data_dir
         self._targets = problem.feature_encoders(data_dir)["targets"]
@@ -152,17 +155,17 @@ class SpeechDecoder:
                     "(chunk_frames > 0); decode whole recordings to bias them."
                 )
             self._transcriber = StreamingTranscriber(
-                model, hparams, config, self._targets, config.chunk_frames
+                model, run_config, config, self._targets, config.chunk_frames
             )
         else:
             self._transcriber = WaveformTranscriber(
-                model, hparams, config, self.cap, self._targets, phrases
+                model, run_config, config, self.cap, self._targets, phrases
             )
         self.timed_words = self._transcriber.timed_words
         self._soundless = 0
 
     @staticmethod
-    def check_lines(problem, data_dir, hparams: HParams, lines: list[str], path: str):
+    def check_lines(problem, data_dir, run_config: RunConfig, lines: list[str], path: str):
         """The audio paths (the non-blank lines): files are read when decoded."""
         return [line for line in lines if line]
 

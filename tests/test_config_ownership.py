@@ -15,14 +15,22 @@ import t2t_lite
 from t2t_lite.data.audio_augment import AUGMENT_HPARAMS
 from t2t_lite.data.feature_config import AUDIO_HPARAMS, PRIOR_MEAN, PRIOR_MEAN_SQUARE
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.run_config import LIMIT_HPARAMS
 
 PACKAGE = pathlib.Path(t2t_lite.__file__).parent
 BUILDERS = {
     "data/feature_config.py",
     "data/audio_augment/config.py",
     "decoding/decode_config.py",
+    "decoding/run_config.py",
 }
+# From a flag or a request to a transcript: what runs below the commands.
+DECODING_PATH = ("decoding/", "streaming/", "serving/", "server/", "litert/", "decoders.py")
+# The one module on that path handed a run's hparams: it gives them to the
+# problem's own API (T2T's `preprocess_example`), reading none.
+HANDS_HPARAMS_TO_THE_PROBLEM = {"decoding/input_batches.py"}
 AUDIO_NAMES = {*AUDIO_HPARAMS, *AUGMENT_HPARAMS, PRIOR_MEAN, PRIOR_MEAN_SQUARE}
+LIMIT_NAMES = set(LIMIT_HPARAMS)
 DECODE_NAMES = {field.name for field in dataclasses.fields(DecodeConfig)}
 
 
@@ -108,4 +116,45 @@ def test_the_config_builders_read_no_file_and_import_no_implementation():
             called = getattr(node, "func", None)
             if isinstance(called, ast.Name) and called.id == "open":
                 offenders.append(f"t2t_lite/{relative}:{node.lineno} opens a file")
+    assert not offenders, "\n".join(offenders)
+
+
+def _decoding_path_modules():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        if relative.startswith(DECODING_PATH) and relative not in BUILDERS:
+            yield relative, path.read_text()
+
+
+def test_the_decoding_path_reads_the_length_limits_from_its_run_config():
+    """`max_length`, `max_input_seq_length` and `max_target_seq_length` are
+    read by `RunConfig.from_hparams` alone; the decoder, the exporters, the
+    streaming code and the servers read `RunConfig`'s typed fields."""
+    offenders = [
+        f"t2t_lite/{relative}:{line} reads {name}"
+        for relative, source in _decoding_path_modules()
+        for line, name in names_read(source)
+        if name in LIMIT_NAMES
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_below_the_commands_the_decoding_path_is_handed_typed_configs_not_hparams():
+    """No module from a flag or a request to a transcript takes a run's
+    `HParams` (a parameter or a name `hparams`, or `HParams` imported): the
+    command, or `TrainedRun`, builds the `RunConfig` once and passes it down."""
+    offenders = []
+    for relative, source in _decoding_path_modules():
+        if (
+            relative in HANDS_HPARAMS_TO_THE_PROBLEM
+            or relative == "decoding/checkpoints/trained_model.py"
+        ):
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.arg) and node.arg == "hparams":
+                offenders.append(f"t2t_lite/{relative}:{node.lineno} takes hparams")
+            elif isinstance(node, ast.Name) and node.id in ("hparams", "HParams"):
+                offenders.append(f"t2t_lite/{relative}:{node.lineno} names {node.id}")
+            elif isinstance(node, ast.ImportFrom) and node.module == "t2t_lite.hparam":
+                offenders.append(f"t2t_lite/{relative}:{node.lineno} imports t2t_lite.hparam")
     assert not offenders, "\n".join(offenders)

@@ -54,8 +54,7 @@ class Worker:
         self.log = f"{log_dir}/{name.replace('/', '-')}.log"
         self.conn, child = context.Pipe()
         self.process = context.Process(
-            target=serve, args=(child, kind, params, sizes, cores, env or {}, self.log, warmup)
-        )
+            target=serve, args=(child, kind, params, sizes, cores, env or {}, self.log, warmup))
         self.process.start()
         child.close()  # a worker that dies is then an EOFError here
 

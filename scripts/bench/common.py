@@ -7,33 +7,13 @@ import numpy as np
 
 # The default sizes: every comparison in 8-20 minutes on two cores (20 where bf16 is emulated).
 DEFAULT = dict(
-    hidden=256,
-    filter=1024,
-    heads=4,
-    encoder_layers=2,
-    decoder_layers=2,
-    vocab=1000,
-    dropout=0.1,
-    batch=16,
-    source_length=64,
-    target_length=64,  # text training (batch: speech and pipeline too)
-    speech_seconds=2.0,
-    mel_bins=80,
-    speech_channels=3,
-    speech_target_length=32,
-    front_end_filters=128,
-    steps=5,
-    reps=5,
-    warmup=1,  # steps: optimizer steps per repetition
-    matmul_size=1024,
-    matmul_repeats=10,  # the machine's limit: chained N x N x N matmuls
-    beam=4,
-    alpha=0.6,
-    decode_batch=4,
-    decode_lengths=(32, 128, 256),
-    decode_reps=3,
-    pipeline_batches=16,
-    pipeline_cores=(1, 2),  # batches of `batch` utterances per repetition
+    hidden=256, filter=1024, heads=4, encoder_layers=2, decoder_layers=2, vocab=1000, dropout=0.1,
+    batch=16, source_length=64, target_length=64,  # text training (batch: speech and pipeline too)
+    speech_seconds=2.0, mel_bins=80, speech_channels=3, speech_target_length=32,
+    front_end_filters=128, steps=5, reps=5, warmup=1,  # steps: optimizer steps per repetition
+    matmul_size=1024, matmul_repeats=10,  # the machine's limit: chained N x N x N matmuls
+    beam=4, alpha=0.6, decode_batch=4, decode_lengths=(32, 128, 256), decode_reps=3,
+    pipeline_batches=16, pipeline_cores=(1, 2),  # batches of `batch` utterances per repetition
 )
 # "smallest": every code path in seconds per contender (the test runs it).
 PRESETS = {"default": {}, "smallest": dict(
@@ -78,13 +58,9 @@ def training_step_flops(sizes, speech: bool) -> int:
     target, hidden = sizes.speech_target_length if speech else sizes.target_length, sizes.hidden
     attention = lambda q, k: 2 * 2 * (q + k) * hidden * hidden + 2 * 2 * q * k * hidden
     ffn = lambda positions: 2 * 2 * positions * hidden * sizes.filter
-    forward = (
-        front_end
-        + sizes.encoder_layers * (attention(source, source) + ffn(source))
-        + sizes.decoder_layers
-        * (attention(target, target) + attention(target, source) + ffn(target))
-        + 2 * target * hidden * sizes.vocab
-    )
+    forward = (front_end + sizes.encoder_layers * (attention(source, source) + ffn(source))
+               + sizes.decoder_layers * (attention(target, target) + attention(target, source)
+                                         + ffn(target)) + 2 * target * hidden * sizes.vocab)
     return 3 * sizes.batch * forward
 
 
@@ -136,18 +112,8 @@ def librosa_features(task: tuple) -> np.ndarray:
 
     wave, deltas = _WAVES[task[0]], task[1]
     mel = librosa.feature.melspectrogram(
-        y=librosa.effects.preemphasis(wave, coef=0.97),
-        sr=16000,
-        n_fft=512,
-        win_length=400,
-        hop_length=160,
-        center=False,
-        power=1.0,
-        n_mels=80,
-        fmin=20.0,
-        fmax=8000.0,
-        htk=True,
-    )
+        y=librosa.effects.preemphasis(wave, coef=0.97), sr=16000, n_fft=512, win_length=400,
+        hop_length=160, center=False, power=1.0, n_mels=80, fmin=20.0, fmax=8000.0, htk=True)
     log_mel = np.log(np.maximum(mel, 1e-3))  # [bins, frames]
     if not deltas:
         return log_mel.T

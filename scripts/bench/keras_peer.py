@@ -31,8 +31,7 @@ class Block(layers.Layer):
     def __init__(self, sizes, cross: bool = False, **kwargs):
         super().__init__(**kwargs)
         attention = lambda: layers.MultiHeadAttention(
-            sizes.heads, sizes.hidden // sizes.heads, dropout=sizes.dropout
-        )
+            sizes.heads, sizes.hidden // sizes.heads, dropout=sizes.dropout)
         self.norms = [layers.LayerNormalization(epsilon=EPS) for _ in range(2 + cross)]
         self.attention, self.cross = attention(), attention() if cross else None
         self.ffn = [layers.Dense(sizes.filter, activation="relu"), layers.Dense(sizes.hidden)]
@@ -47,14 +46,8 @@ class Block(layers.Layer):
             x = x + drop(self.attention(h, h, attention_mask=mask(padding_mask), training=training))
         else:
             x = x + drop(self.attention(h, h, use_causal_mask=True, training=training))
-            x = x + drop(
-                self.cross(
-                    self.norms[2](x),
-                    memory,
-                    training=training,
-                    attention_mask=mask(encoder_padding_mask),
-                )
-            )
+            x = x + drop(self.cross(self.norms[2](x), memory, training=training,
+                                    attention_mask=mask(encoder_padding_mask)))
         return x + drop(self.ffn[1](drop(self.ffn[0](self.norms[1](x)))))
 
 
@@ -69,24 +62,16 @@ class Seq2Seq(keras.Model):
         if self.hub:
             from keras_hub import layers as hub  # only here: the plain model runs without it
 
-            self.embedding = hub.ReversibleEmbedding(
-                sizes.vocab, sizes.hidden, embeddings_initializer=init
-            )
+            self.embedding = hub.ReversibleEmbedding(sizes.vocab, sizes.hidden,
+                                                     embeddings_initializer=init)
             self.position = hub.SinePositionEncoding()
-            block = dict(
-                intermediate_dim=sizes.filter,
-                num_heads=sizes.heads,
-                activation="relu",
-                dropout=sizes.dropout,
-                layer_norm_epsilon=EPS,
-                normalize_first=True,
-            )
+            block = dict(intermediate_dim=sizes.filter, num_heads=sizes.heads, activation="relu",
+                         dropout=sizes.dropout, layer_norm_epsilon=EPS, normalize_first=True)
             self.encoder = [hub.TransformerEncoder(**block) for _ in range(sizes.encoder_layers)]
             self.decoder = [hub.TransformerDecoder(**block) for _ in range(sizes.decoder_layers)]
         else:
-            self.embedding = layers.Embedding(
-                sizes.vocab, sizes.hidden, embeddings_initializer=init
-            )
+            self.embedding = layers.Embedding(sizes.vocab, sizes.hidden,
+                                              embeddings_initializer=init)
             table = common.sinusoids(max(sizes.source_length, sizes.target_length,
                                          sizes.speech_frames), sizes.hidden)  # fmt: skip
             self.position = lambda x, start_index=0: table[start_index : start_index + x.shape[1]]
@@ -102,11 +87,8 @@ class Seq2Seq(keras.Model):
 
     def encode(self, inputs, training=None):
         """`(memory, padding mask or None)`."""
-        x, padding = (
-            (self.front_end(inputs), None)
-            if self.front_end is not None
-            else (self.embedding(inputs) * self.hidden**0.5, ops.not_equal(inputs, 0))
-        )
+        x, padding = ((self.front_end(inputs), None) if self.front_end is not None
+                      else (self.embedding(inputs) * self.hidden**0.5, ops.not_equal(inputs, 0)))
         x = self.dropout(x + self.position(x), training=training)  # as `_embed`
         for block in self.encoder:
             x = block(x, padding_mask=padding, training=training)
@@ -118,11 +100,8 @@ class Seq2Seq(keras.Model):
         for block in self.decoder:
             y = block(y, memory, encoder_padding_mask=padding, training=training)
         y = self.norms[1](y)
-        return (
-            self.embedding(y, reverse=True)
-            if self.hub
-            else ops.matmul(y, ops.transpose(self.embedding.embeddings))
-        )
+        return self.embedding(y, reverse=True) if self.hub else ops.matmul(
+            y, ops.transpose(self.embedding.embeddings))
 
     def call_decoder_with_cache(self, memory, padding, ids, cache, index, cross, cross_index):
         """BART's `call_decoder_with_cache`: (logits, self-attention cache, cross cache)."""
@@ -147,18 +126,15 @@ class Training:
         keras.utils.set_random_seed(0)
         self.sizes, self.speech = sizes, modality == "speech"
         batch = common.batch(sizes, modality)
-        self.x = {
-            "inputs": ops.convert_to_tensor(batch["inputs"]),
-            "decoder_inputs": ops.pad(batch["targets"][:, :-1], [[0, 0], [1, 0]]),
-        }  # 0 first
+        self.x = {"inputs": ops.convert_to_tensor(batch["inputs"]),
+                  "decoder_inputs": ops.pad(batch["targets"][:, :-1], [[0, 0], [1, 0]])}  # 0 first
         self.y = ops.convert_to_tensor(batch["targets"])
         self.target_tokens = 0 if self.speech else float((batch["targets"] != 0).sum())
         self.model = Seq2Seq(sizes, self.speech, flavour)
         self.model(self.x)  # every weight exists before compiling
         self.model.compile(
             optimizer=keras.optimizers.Adam(1e-4, beta_1=0.9, beta_2=0.997, epsilon=1e-9),
-            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0),
-        )
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0))
 
     def run(self) -> dict:
         for _ in range(self.sizes.steps):
@@ -196,8 +172,7 @@ class HubDecoding:
             cache, memory, padding, cross = state
             ids = ops.slice(prompt, [0, index - 1], [ops.shape(prompt)[0], 1])
             logits, cache, _ = model.call_decoder_with_cache(
-                memory, padding, ids, cache, index - 1, cross, None
-            )
+                memory, padding, ids, cache, index - 1, cross, None)
             return ops.squeeze(logits, axis=1), None, (cache, memory, padding, cross)
 
         return self.sampler(next=next_logits, prompt=prompt, index=1, mask=mask,

@@ -15,6 +15,7 @@ from t2t_lite.data.problem import TRAIN
 from t2t_lite.data.speech_problem import SpeechRecognitionProblem, Utterance
 from t2t_lite.data.text_encoders import EOS_ID
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.decoding.search.beam_search import beam_search
 from t2t_lite.decoding.search.model_search import BatchDecoder
 from t2t_lite.models.transformer import Transformer
@@ -32,9 +33,8 @@ def make_model(sizes, modality: str, **overrides):
         layer_prepostprocess_dropout=sizes.dropout, attention_dropout=sizes.dropout,
         relu_dropout=sizes.dropout, **overrides))  # fmt: skip
     vocab = {"input_vocab_size": sizes.vocab} if modality == "symbol" else {}
-    return Transformer.from_hparams(
-        hparams, input_modality=modality, target_vocab_size=sizes.vocab, **vocab
-    ), hparams
+    return Transformer.from_hparams(hparams, input_modality=modality,
+                                    target_vocab_size=sizes.vocab, **vocab), hparams
 
 
 class Training:
@@ -95,13 +95,13 @@ class Decoding:
         embeddings = model.target_embedding.embeddings
         embeddings.assign(tf.tensor_scatter_nd_update(embeddings, [[EOS_ID]],
                                                       tf.zeros([1, sizes.hidden])))  # fmt: skip
-        self.cached = {length: BatchDecoder(model, hparams, DecodeConfig.parse(
+        run_config = RunConfig.from_hparams(hparams)
+        self.cached = {length: BatchDecoder(model, run_config, DecodeConfig.parse(
             f"beam_size={sizes.beam},alpha={sizes.alpha},extra_length={length},"
             f"max_decode_length={length}")) for length in sizes.decode_lengths}  # fmt: skip
 
-    @tf.function(
-        input_signature=[tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([], tf.int32)]
-    )  # one trace serves every length
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32),
+                                  tf.TensorSpec([], tf.int32)])  # one trace serves every length
     def uncached(self, inputs, length):
         memory, memory_mask = self.model.encode({"inputs": inputs}, training=False)
 
@@ -114,11 +114,8 @@ class Decoding:
                            states={"memory": memory, "mask": memory_mask})  # fmt: skip
 
     def run(self, mode: str, length: int) -> dict:
-        ids = (
-            self.cached[length](self.features)[0]
-            if mode == "cached"
-            else self.uncached(self.features["inputs"], tf.constant(length))[0].numpy()
-        )
+        ids = (self.cached[length](self.features)[0] if mode == "cached"
+               else self.uncached(self.features["inputs"], tf.constant(length))[0].numpy())
         return {"units": self.sizes.decode_batch * length, "eos_seen": bool(np.any(ids == EOS_ID))}
 
 
@@ -140,14 +137,8 @@ class Featurize:
         self.sizes, problem, data_dir = sizes, BenchSpeech(), tempfile.mkdtemp()
         problem.generate_data(data_dir, f"{data_dir}/tmp")
         hparams = problem.add_hparams(registry.hparams("transformer_librispeech_v2"))
-        hparams.override_from_dict(
-            dict(
-                batch_size=sizes.batch,
-                use_fixed_batch_size=True,
-                specaugment_freq_masks=2,
-                specaugment_time_masks=2,
-            )
-        )
+        hparams.override_from_dict(dict(batch_size=sizes.batch, use_fixed_batch_size=True,
+                                        specaugment_freq_masks=2, specaugment_time_masks=2))
         options = tf.data.Options()  # the pipeline's own intra-op setting stays
         options.threading.private_threadpool_size = cores
         dataset = pipeline.make_dataset(problem, TRAIN, data_dir, hparams, seed=1)

@@ -47,24 +47,15 @@ class Seq2Seq(nn.Module):
         self.front_end = FrontEnd(sizes) if speech else None
 
     def forward(self, inputs, decoder_inputs):
-        source, padding = (
-            (self.front_end(inputs), None)
-            if self.front_end is not None
-            else (self.embedding(inputs) * self.hidden**0.5, inputs == 0)
-        )
+        source, padding = ((self.front_end(inputs), None) if self.front_end is not None
+                           else (self.embedding(inputs) * self.hidden**0.5, inputs == 0))
         length = decoder_inputs.shape[1]
         target = self.embedding(decoder_inputs) * self.hidden**0.5 + self.positions[:length]
-        causal = torch.triu(
-            torch.ones(length, length, dtype=torch.bool, device=decoder_inputs.device), diagonal=1
-        )
+        causal = torch.triu(torch.ones(length, length, dtype=torch.bool,
+                                       device=decoder_inputs.device), diagonal=1)
         outputs = self.transformer(
-            source + self.positions[: source.shape[1]],
-            target,
-            tgt_mask=causal,
-            src_key_padding_mask=padding,
-            memory_key_padding_mask=padding,
-            tgt_is_causal=True,
-        )
+            source + self.positions[: source.shape[1]], target, tgt_mask=causal,
+            src_key_padding_mask=padding, memory_key_padding_mask=padding, tgt_is_causal=True)
         return outputs @ self.embedding.weight.T
 
 
@@ -86,12 +77,8 @@ class Training:
         self.optimizer.zero_grad(set_to_none=True)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
             logits = self.model(self.inputs, self.decoder_inputs)
-        loss = F.cross_entropy(
-            logits.float().reshape(-1, self.sizes.vocab),
-            self.targets.reshape(-1),
-            ignore_index=0,
-            label_smoothing=0.1,
-        )
+        loss = F.cross_entropy(logits.float().reshape(-1, self.sizes.vocab),
+                               self.targets.reshape(-1), ignore_index=0, label_smoothing=0.1)
         loss.backward()
         self.optimizer.step()
         return float(loss.detach())

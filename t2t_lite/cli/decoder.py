@@ -12,7 +12,7 @@ Speech is decoded from waveforms exactly as the exported SavedModel decodes
 it (`transcriber.WaveformTranscriber`): a recording longer than the
 decode hparam `segment_seconds` is split at pauses and transcribed whole,
 and silence gives "". Text inputs are checked as the SavedModel checks them
-(symbols in the vocabulary, at most `input_limits.max_input_tokens`
+(symbols in the vocabulary, at most `RunConfig.max_input_tokens`
 tokens) before the model loads. Output line i answers input line i: a blank
 input line gives a blank output line.
 
@@ -62,6 +62,7 @@ from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.evaluation import scoring, speaker_groups
 from t2t_lite.decoding.input_batches import InputListError, read_input_lines
 from t2t_lite.decoding.result import BLANK, Decoded
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.decoding.timing import subtitles
 from t2t_lite.run_dir import write_atomically
 
@@ -255,8 +256,9 @@ def main(argv: list[str]) -> int:
     if lines:
         try:  # a bad line fails before the model loads
             checked = kind.check_lines(
-                problem, data_dir, settings.hparams, lines, FLAGS.decode_from_file
-            )
+                problem, data_dir, RunConfig.from_hparams(settings.hparams), lines,
+                FLAGS.decode_from_file,
+            )  # fmt: skip
         except InputListError as error:
             raise common.CliError(str(error)) from error
     # A mixed problem's split is decoded and reported member by member.
@@ -271,14 +273,13 @@ def main(argv: list[str]) -> int:
             checkpoint_path=FLAGS.checkpoint_path,
         )
         model, checkpoint = run.restored_model()
-        hparams = run.hparams
     except (FileNotFoundError, CheckpointNotFoundError, CheckpointMismatchError) as error:
         raise common.CliError(str(error)) from error
     try:
         decode_config, note = decode_config_for_run(decode_config, model, output_dir, checkpoint)
         if note:
             print(note)
-        decoder = kind(model, hparams, problem, data_dir, decode_config)
+        decoder = kind(model, run, decode_config)
     except ValueError as error:  # a bad calibration, settings the model cannot honour
         raise common.CliError(str(error)) from error
     try:

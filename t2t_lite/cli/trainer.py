@@ -20,6 +20,7 @@ from t2t_lite.data.problem import EVAL, TRAIN
 from t2t_lite.data.word_boundary_targets import has_word_times, no_word_times_message
 from t2t_lite.data.word_boundary_weight import WEIGHT_HPARAM, word_boundaries_wanted
 from t2t_lite.decoding.evaluation.evaluator import DecodeEvaluator
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.hparam import HParams
 from t2t_lite.training import strategy as strategies
 from t2t_lite.training.build_trainer import build_trainer
@@ -85,7 +86,7 @@ def _eval_decoder_factory(problem, hparams: HParams):
     if not problem.has_inputs or FLAGS.eval_decode_examples <= 0:
         return None
     return DecodeEvaluator.factory(
-        hparams=hparams,
+        run_config=RunConfig.from_hparams(hparams),
         problem=problem,
         data_dir=FLAGS.data_dir,
         decode_overrides=FLAGS.decode_hparams,

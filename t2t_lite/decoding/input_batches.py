@@ -74,7 +74,7 @@ def encode_text_lines(
         lines: from `read_input_lines` (blank lines are skipped here).
         path: the file the lines came from (named in errors).
         max_tokens: the most ids (EOS included) the model takes, as the
-            SavedModel enforces it (`input_limits.max_input_tokens`); None: no limit.
+            SavedModel enforces it (`RunConfig.max_input_tokens`); None: no limit.
 
     Returns:
         int32 arrays, one per non-blank line, in order.

@@ -22,7 +22,6 @@ import time
 
 import tensorflow as tf
 
-from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.text_encoders import SentencePieceEncoder, TextEncoder
 from t2t_lite.decoding.checkpoints import trained_model
@@ -187,13 +186,13 @@ def export_run(
         )
         if note:
             print(note)
-        module = ServingModule(model, problem, run.hparams, decode_config, encoders)
+        module = ServingModule(model, problem, run.run_config, decode_config, encoders)
     except ValueError as error:  # a bad calibration, or decode hparams the model cannot honour
         raise ExportError(str(error)) from error
     signatures = module.signatures()
     sample_rate = None
     if problem.input_modality == "speech":  # what a server resamples requests to
-        sample_rate = FeatureConfig.from_hparams(run.hparams).sample_rate
+        sample_rate = run.run_config.features.sample_rate
     limits = ("max_input_frames", "segment_seconds", "max_input_tokens")
     manifest = SavedModelManifest(
         problem=problem.name,

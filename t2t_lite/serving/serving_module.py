@@ -1,6 +1,6 @@
 """The graph a SavedModel serves: raw input -> features -> beam search -> text.
 
-    module = ServingModule(model, problem, hparams, DecodeConfig.parse("beam_size=4"),
+    module = ServingModule(model, problem, run_config, DecodeConfig.parse("beam_size=4"),
                            problem.feature_encoders(data_dir))
     module.serve(inputs=tf.constant(["1 0 1"]))   # {"outputs": [b"1 0 1"], "scores": [...]}
     tf.saved_model.save(module, path, signatures={"serving_default": module.signature()})
@@ -53,18 +53,16 @@ from t2t_lite.data.problem import Problem
 from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder, TextEncoder
 from t2t_lite.decoding.audio.input_limits import (
     input_tokens,
-    max_input_frames,
-    max_input_tokens,
     segment_seconds,
 )
 from t2t_lite.decoding.audio.long_form import join_pieces
 from t2t_lite.decoding.audio.transcriber import search_pieces, time_words
 from t2t_lite.decoding.decode_config import DecodeConfig, has_ctc_head
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.decoding.search.language_model import load_language_model
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.decoding.search.phrase_bias import tf_phrase_features
 from t2t_lite.decoding.timing.word_times import WordTimer, encoder_frame_seconds
-from t2t_lite.hparam import HParams
 from t2t_lite.streaming.graph import StreamingGraph, can_stream, streaming_functions
 
 # Encoder frames per chunk of an export's streaming signatures, unless the
@@ -77,7 +75,7 @@ class _Untracked:
     """What the traced functions need, hidden from tf.Module's tracking."""
 
     model: Any
-    hparams: HParams
+    run_config: RunConfig
     decode_config: DecodeConfig
     encoders: dict[str, TextEncoder]
 
@@ -92,14 +90,14 @@ class ServingModule(tf.Module):
         model: a built `Transformer` (or any model with `initial_decode_cache`,
             `decode_step`, `input_modality`, `target_vocab_size`).
         problem: the problem it was trained on (featurization, encoders).
-        hparams: the run's hparams (audio settings and length limits).
+        run_config: the run's `RunConfig` (audio front end, length limits).
         decode_config: `DecodeConfig`: beam_size, alpha,
             extra_length, max_decode_length, return_beams.
         encoders: the problem's `feature_encoders(data_dir)`.
 
     Example:
     >>> module = ServingModule(  # doctest: +SKIP
-    ...     model, problem, hparams, DecodeConfig(), encoders)
+    ...     model, problem, run_config, DecodeConfig(), encoders)
     >>> module.serve(inputs=tf.constant(["1 0 1"]))["outputs"]  # doctest: +SKIP
     """
 
@@ -107,7 +105,7 @@ class ServingModule(tf.Module):
         self,
         model,
         problem: Problem,
-        hparams: HParams,
+        run_config: RunConfig,
         decode_config: DecodeConfig,
         encoders: dict[str, TextEncoder],
     ):
@@ -115,17 +113,17 @@ class ServingModule(tf.Module):
         # Plain objects are not tracked: the Keras model is used while tracing
         # but not saved as an object (loading would then want Keras classes).
         decode_config = decode_config.for_model(model)
-        self._parts = _Untracked(model, hparams, decode_config, encoders)
+        self._parts = _Untracked(model, run_config, decode_config, encoders)
         self._modality = problem.input_modality
-        self.max_decode_length = decode_cap(hparams, decode_config)
+        self.max_decode_length = decode_cap(run_config, decode_config)
         # Tracked, so that the SavedModel holds the weights the graph reads.
         self.model_variables = [getattr(v, "value", v) for v in model.variables]
         if decode_config.lm_weight > 0:  # shallow fusion: the LM's graph and weights inside
             lm = load_language_model(decode_config.lm_dir)
             self.lm_variables = [getattr(v, "value", v) for v in lm.variables]
         if self._modality == "speech":
-            self.max_input_frames = max_input_frames(hparams)
-            self.segment_seconds = segment_seconds(hparams, decode_config)
+            self.max_input_frames = run_config.max_input_frames
+            self.segment_seconds = segment_seconds(run_config, decode_config)
             waveform_signature = [
                 tf.TensorSpec([None, None], tf.float32, name="waveform"),
                 tf.TensorSpec([None], tf.int32, name="waveform_length"),
@@ -134,7 +132,12 @@ class ServingModule(tf.Module):
             # once however many signatures are saved.
             self._search_pieces = tf.function(
                 lambda waveform, waveform_length: search_pieces(
-                    model, waveform, waveform_length, hparams, decode_config, self.max_decode_length
+                    model,
+                    waveform,
+                    waveform_length,
+                    run_config,
+                    decode_config,
+                    self.max_decode_length,
                 ),
                 input_signature=waveform_signature,
             )
@@ -142,7 +145,7 @@ class ServingModule(tf.Module):
             if has_ctc_head(model):  # word times are aligned to the CTC head
                 self._word_timer = WordTimer(
                     encoders["targets"].token_surfaces(),
-                    hparams,
+                    run_config.features,
                     decode_config.confidence_exponent,
                 )
                 self.serve_timed = tf.function(
@@ -158,7 +161,7 @@ class ServingModule(tf.Module):
                         model,
                         waveform,
                         waveform_length,
-                        hparams,
+                        run_config,
                         decode_config,
                         self.max_decode_length,
                         {"phrase_ids": phrase_ids, "phrase_boosts": phrase_boosts},
@@ -172,13 +175,13 @@ class ServingModule(tf.Module):
             if can_stream(model):
                 self.stream_chunk_frames = decode_config.chunk_frames or DEFAULT_CHUNK_FRAMES
                 # What a server turns `trailing_blank_frames` into seconds by.
-                self.stream_frame_seconds = encoder_frame_seconds(hparams)[0]
+                self.stream_frame_seconds = encoder_frame_seconds(run_config.features)[0]
                 graph = StreamingGraph(
-                    model, hparams, decode_config, self.stream_chunk_frames, self._word_timer
+                    model, run_config, decode_config, self.stream_chunk_frames, self._word_timer
                 )
                 self._streaming = streaming_functions(graph, encoders["targets"])
         else:
-            self.max_input_tokens = max_input_tokens(hparams)
+            self.max_input_tokens = run_config.max_input_tokens
             self.serve = tf.function(
                 self._serve_text,
                 input_signature=[tf.TensorSpec([None], tf.string, name="inputs")],

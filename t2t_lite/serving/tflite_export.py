@@ -1,6 +1,6 @@
 """A trained model as a `.tflite` of builtin ops only, for LiteRT on a device.
 
-    export_tflite(model, hparams, DecodeConfig(), target_encoder, "out/", "int8")
+    export_tflite(model, run_config, DecodeConfig(), target_encoder, "out/", "int8")
 
 writes three files to the directory: `model.tflite`, `vocabulary.json`
 (`litert.vocabulary`) and `tflite.json` (what the model takes). Between
@@ -37,14 +37,14 @@ import tensorflow as tf
 from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
 from t2t_lite.data.audio_features import zero_non_finite
-from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.speech_features import num_frames
-from t2t_lite.decoding.audio.input_limits import max_input_tokens, segment_seconds
+from t2t_lite.decoding.audio.input_limits import segment_seconds
 from t2t_lite.decoding.audio.pause_split import max_piece_samples
 from t2t_lite.decoding.audio.transcriber import piece_features
 from t2t_lite.decoding.checkpoints.run_decode_config import decode_config_for_run
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.export_manifest import (
     TFLITE_MANIFEST,
@@ -52,7 +52,6 @@ from t2t_lite.export_manifest import (
     VOCABULARY_FILE,
     TfliteManifest,
 )
-from t2t_lite.hparam import HParams
 from t2t_lite.litert.vocabulary import Vocabulary
 from t2t_lite.serving.export import ExportError, restored_model
 from t2t_lite.serving.tflite_stream_export import stream_files
@@ -61,16 +60,20 @@ from t2t_lite.streaming.graph import can_stream, check_exported_final
 QUANTIZATIONS = ("float32", "float16", "int8")
 
 
-def transcribe_function(model, hparams: HParams, decode_config: DecodeConfig, max_samples: int):
+def transcribe_function(
+    model, run_config: RunConfig, decode_config: DecodeConfig, max_samples: int
+):
     """The fixed-shape speech graph (a `tf.function` of one `[1, max_samples]`
     waveform -> `{"ids": [1, cap], "score": [1]}`); `decode_config` resolved."""
-    cap = decode_cap(hparams, decode_config)
-    frames = int(num_frames(tf.constant([max_samples]), FeatureConfig.from_hparams(hparams))[0])
+    cap = decode_cap(run_config, decode_config)
+    frames = int(num_frames(tf.constant([max_samples]), run_config.features)[0])
 
     @tf.function(input_signature=[tf.TensorSpec([1, max_samples], tf.float32, name="waveform")])
     def transcribe(waveform):
         waveform = zero_non_finite(waveform)
-        features, _ = piece_features(waveform, tf.constant([max_samples]), hparams, decode_config)
+        features, _ = piece_features(
+            waveform, tf.constant([max_samples]), run_config, decode_config
+        )
         inputs = features["inputs"]  # [1, <= frames, bins, channels]: static from here on
         inputs = tf.pad(inputs, [[0, 0], [0, frames - tf.shape(inputs)[1]], [0, 0], [0, 0]])
         features["inputs"] = tf.reshape(inputs, [1, frames, *inputs.shape[2:]])
@@ -80,10 +83,10 @@ def transcribe_function(model, hparams: HParams, decode_config: DecodeConfig, ma
     return transcribe
 
 
-def translate_function(model, hparams: HParams, decode_config: DecodeConfig, max_tokens: int):
+def translate_function(model, run_config: RunConfig, decode_config: DecodeConfig, max_tokens: int):
     """The fixed-shape text graph (a `tf.function` of one `[1, max_tokens]`
     row of ids, EOS included, zero padded -> `{"ids": [1, cap], "score": [1]}`)."""
-    cap = decode_cap(hparams, decode_config)
+    cap = decode_cap(run_config, decode_config)
 
     @tf.function(input_signature=[tf.TensorSpec([1, max_tokens], tf.int32, name="inputs")])
     def translate(inputs):
@@ -121,16 +124,16 @@ def convert(function, quantization: str = "float32") -> bytes:
 
 
 def _graph_and_input(
-    model, hparams: HParams, decode_config: DecodeConfig, max_seconds: float | None
+    model, run_config: RunConfig, decode_config: DecodeConfig, max_seconds: float | None
 ):
     """`(tf.function, its input's manifest fields)` for the model's modality."""
     if max_seconds is not None and not max_seconds > 0:
         raise ValueError(f"the TFLite model's max seconds must be above 0, got {max_seconds}.")
     if model.input_modality == "speech":
-        seconds = max_seconds or segment_seconds(hparams, decode_config)
-        sample_rate = FeatureConfig.from_hparams(hparams).sample_rate
+        seconds = max_seconds or segment_seconds(run_config, decode_config)
+        sample_rate = run_config.features.sample_rate
         max_samples = max_piece_samples(sample_rate, seconds)
-        function = transcribe_function(model, hparams, decode_config, max_samples)
+        function = transcribe_function(model, run_config, decode_config, max_samples)
         return function, {
             "input": "waveform",
             "max_samples": max_samples,
@@ -138,15 +141,15 @@ def _graph_and_input(
             "segment_seconds": seconds,
         }
     if model.input_modality == "symbol":
-        tokens = max_input_tokens(hparams)
-        function = translate_function(model, hparams, decode_config, tokens)
+        tokens = run_config.max_input_tokens
+        function = translate_function(model, run_config, decode_config, tokens)
         return function, {"input": "ids", "max_input_tokens": tokens}
     raise ValueError("the TFLite export takes models with inputs (speech or text).")
 
 
 def export_tflite(
     model,
-    hparams: HParams,
+    run_config: RunConfig,
     decode_config: DecodeConfig,
     target_encoder,
     directory: str,
@@ -157,7 +160,7 @@ def export_tflite(
 
     Args:
         model: a trained `Transformer` with speech or text inputs.
-        hparams: its hparams.
+        run_config: the run's `RunConfig` (audio front end, length limits).
         decode_config: `DecodeConfig` (the search in the model).
         target_encoder: the problem's targets `TextEncoder` (the vocabulary).
         directory: where the three files go (each written whole or not at all).
@@ -175,11 +178,11 @@ def export_tflite(
     decode_config = decode_config.for_model(model)
     if can_stream(model):  # refused before the slow conversions
         check_exported_final(decode_config)
-    function, input_fields = _graph_and_input(model, hparams, decode_config, max_seconds)
+    function, input_fields = _graph_and_input(model, run_config, decode_config, max_seconds)
     blob = convert(function, quantization)
     files, stream = {TFLITE_MODEL_FILE: blob}, None
     if can_stream(model):  # the chunk-step and final models beside it
-        stream_blobs, stream = stream_files(model, hparams, decode_config, convert, quantization)
+        stream_blobs, stream = stream_files(model, run_config, decode_config, convert, quantization)
         files.update(stream_blobs)
     manifest = TfliteManifest(
         quantization=quantization,
@@ -238,7 +241,7 @@ def export_tflite_run(
     try:
         decode_config, _ = decode_config_for_run(decode_config, model, run.output_dir, checkpoint)
         return export_tflite(
-            model, run.hparams, decode_config, encoder, export_dir, quantization, max_seconds
+            model, run.run_config, decode_config, encoder, export_dir, quantization, max_seconds
         )
     except ValueError as error:  # decode hparams the model cannot honour, an LM that cannot fuse
         raise ExportError(str(error)) from error

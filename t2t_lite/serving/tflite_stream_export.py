@@ -1,6 +1,6 @@
 """A streaming model as two `.tflite`s of builtin ops: a chunk step and a final.
 
-    files, stream_manifest = stream_files(model, hparams, decode_config, convert, "int8")
+    files, stream_manifest = stream_files(model, run_config, decode_config, convert, "int8")
 
 gives what `tflite_export.export_tflite` writes beside `model.tflite` for a
 streaming model, and `litert.stream` runs without TensorFlow:
@@ -35,16 +35,16 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.decoding.search.model_search import model_search
 from t2t_lite.decoding.timing.word_times import encoder_frame_seconds
 from t2t_lite.export_manifest import FINAL_FILE, STATE_FILE, STEP_FILE, StreamManifest
-from t2t_lite.hparam import HParams
 from t2t_lite.serving.serving_module import DEFAULT_CHUNK_FRAMES
 from t2t_lite.streaming.graph import StreamingGraph, check_exported_final
 from t2t_lite.streaming.state import FixedSizeState
 
 
-def stream_graphs(model, hparams: HParams, decode_config: DecodeConfig):
+def stream_graphs(model, run_config: RunConfig, decode_config: DecodeConfig):
     """`(step, final, fixed, chunk fields)`: the two fixed-shape
     `tf.function`s, their `FixedSizeState`, and the chunk's `StreamManifest`
     fields (what the runner needs to know).
@@ -54,7 +54,7 @@ def stream_graphs(model, hparams: HParams, decode_config: DecodeConfig):
     """
     check_exported_final(decode_config)
     chunk_frames = decode_config.chunk_frames or DEFAULT_CHUNK_FRAMES
-    graph = StreamingGraph(model, hparams, decode_config, chunk_frames)
+    graph = StreamingGraph(model, run_config, decode_config, chunk_frames)
     chunk_samples = graph.chunk_samples
     fixed = FixedSizeState(graph)
     spec, names = fixed.spec(), fixed.names
@@ -95,7 +95,7 @@ def stream_graphs(model, hparams: HParams, decode_config: DecodeConfig):
         )  # fmt: skip
         return {"ids": ids[:, 0], "score": scores[:, 0]}
 
-    frame_seconds = encoder_frame_seconds(hparams)[0]
+    frame_seconds = encoder_frame_seconds(run_config.features)[0]
     chunk_fields = {
         "chunk_frames": chunk_frames,
         "chunk_samples": chunk_samples,
@@ -114,10 +114,10 @@ def initial_state_npz(fixed: FixedSizeState) -> bytes:
     return buffer.getvalue()
 
 
-def stream_files(model, hparams: HParams, decode_config: DecodeConfig, convert, quantization):
+def stream_files(model, run_config: RunConfig, decode_config: DecodeConfig, convert, quantization):
     """`({file name: bytes}, StreamManifest)`: the streaming files of a
     streaming model, converted by `convert(function, quantization)`."""
-    step, final, fixed, chunk_fields = stream_graphs(model, hparams, decode_config)
+    step, final, fixed, chunk_fields = stream_graphs(model, run_config, decode_config)
     files = {
         STEP_FILE: convert(step, quantization),
         FINAL_FILE: convert(final, quantization),

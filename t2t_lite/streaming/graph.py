@@ -44,13 +44,12 @@ from __future__ import annotations
 import tensorflow as tf
 
 from t2t_lite.data.audio_features import zero_non_finite
-from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.speech_features import num_frames
 from t2t_lite.decoding.audio.transcriber import encoded_word_times
 from t2t_lite.decoding.decode_config import DecodeConfig, has_ctc_head
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.decoding.timing.word_times import WordTimer, WordTimes
-from t2t_lite.hparam import HParams
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
 from t2t_lite.streaming import ctc_prefix_beam_search as prefix_search
 from t2t_lite.streaming import featurizer as incremental
@@ -78,7 +77,7 @@ class StreamingGraph:
 
     Args:
         model: a speech `Transformer` trained with `use_dynamic_chunk`, with a CTC head.
-        hparams: its hparams.
+        run_config: the run's `RunConfig` (audio front end, length limits).
         decode_config: resolved decode hparams (the final search's).
         chunk_frames: encoder frames per chunk.
         word_timer: times the final's words, or None (no word times).
@@ -87,21 +86,21 @@ class StreamingGraph:
     def __init__(
         self,
         model,
-        hparams: HParams,
+        run_config: RunConfig,
         decode_config: DecodeConfig,
         chunk_frames: int,
         word_timer: WordTimer | None = None,
     ):
         self.encoder = StreamingEncoder(model, chunk_frames, decode_config.left_chunks)
         self.word_timer = word_timer
-        self.featurizer = incremental.IncrementalFeaturizer(FeatureConfig.from_hparams(hparams))
+        self.featurizer = incremental.IncrementalFeaturizer(run_config.features)
         self.sample_rate = self.featurizer.config.sample_rate
-        self.model, self.hparams, self.decode_config = model, hparams, decode_config
+        self.model, self.run_config, self.decode_config = model, run_config, decode_config
         self.chunk_frames = chunk_frames
         # A chunk's samples: 4 feature frames an encoder frame.
         step_samples = self.featurizer.config.frame_step_samples
         self.chunk_samples = chunk_frames * SpeechFrontEnd.frames_per_output()[0] * step_samples
-        self.cap = decode_cap(hparams, decode_config)
+        self.cap = decode_cap(run_config, decode_config)
         # The longest utterance a stream's state holds: the endpoint rules'
         # (`endpoint_max_utterance_seconds`) and the chunk that crosses it.
         self.max_utterance_samples = (

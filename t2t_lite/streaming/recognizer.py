@@ -1,6 +1,6 @@
 """Streaming recognition: partial transcripts while the audio arrives (U2).
 
-    recognizer = StreamingRecognizer(model, hparams, decode_config, target_encoder,
+    recognizer = StreamingRecognizer(model, run_config, decode_config, target_encoder,
                                      chunk_frames=16)
     for chunk in microphone_chunks:          # float32 samples, any length
         print(recognizer.accept_waveform(chunk))   # the partial transcript
@@ -46,13 +46,13 @@ import tensorflow as tf
 
 from t2t_lite.data.audio_io import finite_samples, padded_batch
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.decoding.timing.subtitles import TimedWord
 from t2t_lite.decoding.timing.word_times import (
     WordTimer,
     encoder_frame_seconds,
     timed_word_rows,
 )
-from t2t_lite.hparam import HParams
 from t2t_lite.streaming.endpoint import EndpointRules
 from t2t_lite.streaming.graph import StreamingGraph
 from t2t_lite.streaming.rescoring import rescore
@@ -65,7 +65,7 @@ class StreamingRecognizer(StatefulBackend):
     Args:
         model: a speech `Transformer` trained with `use_dynamic_chunk`, with a
             CTC head.
-        hparams: its hparams (`audio_*`).
+        run_config: the run's `RunConfig` (audio front end, length limits).
         decode_config: decode hparams (`beam_size`: the CTC prefix beams and the
             final's; `ctc_weight`, `alpha`: the final's scoring;
             `stream_final`: see above; `silence_dbfs`: audio quieter than
@@ -83,23 +83,25 @@ class StreamingRecognizer(StatefulBackend):
             has no CTC head.
     """
 
-    def __init__(self, model, hparams: HParams, decode_config: DecodeConfig, target_encoder,
+    def __init__(self, model, run_config: RunConfig, decode_config: DecodeConfig, target_encoder,
                  chunk_frames: int, transcriber=None, version: int = 0):  # fmt: skip
         if getattr(model, "ctc_projection", None) is None:
             raise ValueError(
                 "streaming needs a model with a CTC head (hparam ctc_loss_weight > 0)."
             )
-        self.model, self.hparams = model, hparams
+        self.model, self.run_config = model, run_config
         self.decode_config = decode_config.for_model(model)
         self.target_encoder = target_encoder
         timer = WordTimer(
-            target_encoder.token_surfaces(), hparams, self.decode_config.confidence_exponent
+            target_encoder.token_surfaces(),
+            run_config.features,
+            self.decode_config.confidence_exponent,
         )
-        self.graph = StreamingGraph(model, hparams, self.decode_config, chunk_frames, timer)
+        self.graph = StreamingGraph(model, run_config, self.decode_config, chunk_frames, timer)
         self.encoder, self.featurizer = self.graph.encoder, self.graph.featurizer
         # What the streaming loop reads (`streaming.driver.StreamBackend`).
         self.sample_rate = self.featurizer.config.sample_rate
-        self.frame_seconds = encoder_frame_seconds(hparams)[0]
+        self.frame_seconds = encoder_frame_seconds(run_config.features)[0]
         self.chunk_seconds = chunk_frames * self.frame_seconds
         self.endpoint_rules = EndpointRules.of(self.decode_config)
         self.transcriber, self.version = transcriber, version

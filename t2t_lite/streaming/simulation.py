@@ -1,6 +1,6 @@
 """Streaming, simulated over recordings: transcripts, compute time and latency.
 
-    transcriber = StreamingTranscriber(model, hparams, decode_config, encoder, chunk_frames=16)
+    transcriber = StreamingTranscriber(model, run_config, decode_config, encoder, chunk_frames=16)
     results = transcriber(waveforms, lengths)   # as WaveformTranscriber returns them
     transcriber.summary()                       # real-time factor and latencies
 
@@ -23,7 +23,7 @@ import numpy as np
 
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.result import Decoded
-from t2t_lite.hparam import HParams
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.streaming.driver import chunk_samples, stream_recording
 from t2t_lite.streaming.recognizer import StreamingRecognizer
 
@@ -106,10 +106,10 @@ class StreamingTranscriber:
 
     timed_words = True  # a streaming model has the CTC head word times need
 
-    def __init__(self, model, hparams: HParams, decode_config: DecodeConfig, target_encoder,
+    def __init__(self, model, run_config: RunConfig, decode_config: DecodeConfig, target_encoder,
                  chunk_frames: int):  # fmt: skip
         self.recognizer = StreamingRecognizer(
-            model, hparams, decode_config, target_encoder, chunk_frames
+            model, run_config, decode_config, target_encoder, chunk_frames
         )
         self.sample_rate = self.recognizer.sample_rate
         self.chunk_samples = chunk_samples(self.recognizer)

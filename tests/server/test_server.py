@@ -242,7 +242,7 @@ def test_the_page_and_its_scripts_are_served(server):
 def test_a_tflite_export_is_served_by_litert(speech_run, librispeech_flac, tmp_path):
     run = speech_run
     clip = soundfile.read(librispeech_flac, dtype="float32")[0][: 2 * SAMPLE_RATE]
-    export_tflite(run.model, run.hparams, DecodeConfig.parse(CTC_BEAM_DECODE),
+    export_tflite(run.model, run.run_config, DecodeConfig.parse(CTC_BEAM_DECODE),
                   run.encoders["targets"], str(tmp_path))  # fmt: skip
     expected = LiteRtTranscriber(str(tmp_path)).transcribe(clip)
     with serving(str(tmp_path), "--max_wait_ms=0") as url:

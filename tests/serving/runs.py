@@ -19,6 +19,7 @@ from t2t_lite.data.normalization_prior import feature_statistics
 from t2t_lite.data.speech_features import featurize
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.decoding.search.model_search import BatchDecoder
 from t2t_lite.hparam import create_hparams
 from t2t_lite.models.checkpointable import model_weights
@@ -53,6 +54,10 @@ class Run:
     model: object
     encoders: dict
     export_path: str = ""
+
+    @property
+    def run_config(self) -> RunConfig:
+        return RunConfig.from_hparams(self.hparams)
 
 
 def export_version(run: Run, export_dir: str, version: int, decode_extra: str = "") -> Run:
@@ -133,7 +138,7 @@ def run_decode_hparams(run: Run) -> str:
 
 def reference_decode(run: Run, features: dict) -> tuple[list[str], np.ndarray]:
     """In-process decoding with the same decode hparams: texts and scores."""
-    decoder = BatchDecoder(run.model, run.hparams, DecodeConfig.parse(run_decode_hparams(run)))
+    decoder = BatchDecoder(run.model, run.run_config, DecodeConfig.parse(run_decode_hparams(run)))
     ids, scores = decoder({k: tf.constant(v) for k, v in features.items()})
     return [run.encoders["targets"].decode(row[0]) for row in ids], scores[:, 0]
 

@@ -377,7 +377,7 @@ def test_an_export_with_a_fused_lm_decodes_as_the_decoder_fuses_it(
     waveforms = served["_waveforms"]["speech"]
     features = speech_features(waveforms, speech_run.hparams)
     config = DecodeConfig.parse(fused_decode(no_lm_run), base=DecodeConfig.parse(CTC_BEAM_DECODE))
-    ids, scores = BatchDecoder(speech_run.model, speech_run.hparams, config)(features)
+    ids, scores = BatchDecoder(speech_run.model, speech_run.run_config, config)(features)
     texts = [speech_run.encoders["targets"].decode(row[0]) for row in ids]
     assert "error" not in served["fused"], served["fused"]
     assert served["fused"]["outputs"] == texts
@@ -473,12 +473,13 @@ def test_ctc_weight_defaults_to_the_models_head(
     for run, weight in ((speech_run, speech_weight), (text_run, text_weight)):
         if weight is None:
             with pytest.raises(ValueError, match="needs a model with a CTC head"):
-                BatchDecoder(run.model, run.hparams, decode_config)
+                BatchDecoder(run.model, run.run_config, decode_config)
             continue
         assert (
-            BatchDecoder(run.model, run.hparams, decode_config).decode_config.ctc_weight == weight
+            BatchDecoder(run.model, run.run_config, decode_config).decode_config.ctc_weight
+            == weight
         )
-        module = ServingModule(run.model, run.problem, run.hparams, decode_config, run.encoders)
+        module = ServingModule(run.model, run.problem, run.run_config, decode_config, run.encoders)
         assert module.decode_settings["ctc_weight"] == weight
 
 

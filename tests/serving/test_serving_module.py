@@ -10,6 +10,7 @@ from t2t_lite import registry
 from t2t_lite.data.text_encoders import ByteTextEncoder, IntegerEncoder
 from t2t_lite.decoding.checkpoints import trained_model
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.hparam import create_hparams
 from t2t_lite.serving.serving_module import ServingModule
 from tests.helpers import TINY_TRANSFORMER
@@ -58,10 +59,14 @@ def test_return_beams_gives_every_beam_best_first():
     model = trained_model.build_model(problem, hparams, "transformer", None)
     encoders = problem.feature_encoders(None)
     beams = ServingModule(
-        model, problem, hparams, DecodeConfig.parse("beam_size=3,return_beams=True"), encoders
+        model,
+        problem,
+        RunConfig.from_hparams(hparams),
+        DecodeConfig.parse("beam_size=3,return_beams=True"),
+        encoders,
     ).serve(tf.constant(["1 0", "0 1 1"]))
     best = ServingModule(
-        model, problem, hparams, DecodeConfig.parse("beam_size=3"), encoders
+        model, problem, RunConfig.from_hparams(hparams), DecodeConfig.parse("beam_size=3"), encoders
     ).serve(tf.constant(["1 0", "0 1 1"]))
     assert beams["outputs"].shape == beams["scores"].shape == (2, 3)
     assert np.all(np.diff(beams["scores"].numpy(), axis=1) <= 0)

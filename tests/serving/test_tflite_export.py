@@ -80,7 +80,7 @@ def test_builtins_only_tflite_transcribes_as_the_savedmodel_graph_without_tensor
     run, decode_config = speech_run, DecodeConfig.parse(CTC_BEAM_DECODE)
     directory = tmp_path / "tflite"
     encoder = run.encoders["targets"]
-    export_tflite(run.model, run.hparams, decode_config, encoder, str(directory))
+    export_tflite(run.model, run.run_config, decode_config, encoder, str(directory))
     metadata = json.loads((directory / TFLITE_MANIFEST).read_text())
     assert metadata["segment_seconds"] == 3.0  # max_input_seq_length=300 frames
     assert metadata["max_samples"] == max_piece_samples(16000, 3.0)
@@ -93,7 +93,7 @@ def test_builtins_only_tflite_transcribes_as_the_savedmodel_graph_without_tensor
     lengths = np.array([len(w) for w in waves], np.int32)
     padded = pad_rows(waves, np.float32)
     transcriber = WaveformTranscriber(
-        run.model, run.hparams, decode_config, decode_cap(run.hparams, decode_config), encoder
+        run.model, run.run_config, decode_config, decode_cap(run.run_config, decode_config), encoder
     )
     expected = [result.text for result in transcriber(padded, lengths)]
     assert expected[0] and expected[4] == expected[5] == ""  # the tone was trained to "hi"
@@ -110,20 +110,20 @@ def test_builtins_only_tflite_transcribes_as_the_savedmodel_graph_without_tensor
 
     float_bytes = os.path.getsize(directory / TFLITE_MODEL_FILE)
     int8 = tmp_path / "int8"
-    export_tflite(run.model, run.hparams, decode_config, encoder, str(int8), "int8", SECONDS)
+    export_tflite(run.model, run.run_config, decode_config, encoder, str(int8), "int8", SECONDS)
     assert 0 < os.path.getsize(int8 / TFLITE_MODEL_FILE) < float_bytes
 
 
 def test_text_tflite_gives_the_savedmodel_searchs_ids_without_tensorflow(text_run, tmp_path):
     run, decode_config = text_run, DecodeConfig.parse(BEAM_DECODE)
     encoders = run.encoders
-    export_tflite(run.model, run.hparams, decode_config, encoders["targets"], str(tmp_path))
+    export_tflite(run.model, run.run_config, decode_config, encoders["targets"], str(tmp_path))
     metadata = json.loads((tmp_path / TFLITE_MANIFEST).read_text())
     assert metadata["input"] == "ids" and metadata["max_input_tokens"] == 12
 
     sentences = ["1 1 0", "0 1", "1 0 0 1 1 0 1", ""]
     features = text_features(sentences, encoders["inputs"])
-    ids, _ = BatchDecoder(run.model, run.hparams, decode_config)(
+    ids, _ = BatchDecoder(run.model, run.run_config, decode_config)(
         {"inputs": tf.constant(features["inputs"])}
     )
     expected = [ids_before_eos(row[0]) for row in ids]
@@ -138,7 +138,7 @@ def test_text_tflite_gives_the_savedmodel_searchs_ids_without_tensorflow(text_ru
 
 def test_one_piece_too_long_is_refused_and_a_recording_is_split(speech_run, tmp_path):
     run = speech_run
-    export_tflite(run.model, run.hparams, DecodeConfig.parse(CTC_BEAM_DECODE),
+    export_tflite(run.model, run.run_config, DecodeConfig.parse(CTC_BEAM_DECODE),
                   run.encoders["targets"], str(tmp_path), max_seconds=0.5)  # fmt: skip
     transcriber = LiteRtTranscriber(str(tmp_path))
     with pytest.raises(ValueError, match=r"at most 8159 \(0.5099.* s\) at once"):

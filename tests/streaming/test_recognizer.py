@@ -30,7 +30,7 @@ def recognizer(run, chunk_frames, final="search", left_chunks=0):
     decode_config = DecodeConfig.parse(
         f"{CTC_BEAM_DECODE},stream_final={final},left_chunks={left_chunks}"
     )
-    return StreamingRecognizer(run.model, run.hparams, decode_config, run.encoders["targets"],
+    return StreamingRecognizer(run.model, run.run_config, decode_config, run.encoders["targets"],
                                chunk_frames)  # fmt: skip
 
 
@@ -38,7 +38,7 @@ def test_the_whole_utterance_at_once_gives_the_non_streaming_transcript(run):
     clips = tone_and_noise()
     decode_config = DecodeConfig.parse(CTC_BEAM_DECODE)
     transcriber = WaveformTranscriber(
-        run.model, run.hparams, decode_config, decode_cap(run.hparams, decode_config),
+        run.model, run.run_config, decode_config, decode_cap(run.run_config, decode_config),
         run.encoders["targets"],
     )  # fmt: skip
     whole = recognizer(run, chunk_frames=1000)

@@ -61,7 +61,7 @@ def stream_tflite(run, tmp_path_factory):
     directories = {}
     for quantization in ("float32", "int8"):
         directory = tmp_path_factory.mktemp(f"stream_tflite_{quantization}")
-        export_tflite(run.model, run.hparams, decode_config, run.encoders["targets"],
+        export_tflite(run.model, run.run_config, decode_config, run.encoders["targets"],
                       str(directory), quantization)  # fmt: skip
         directories[quantization] = directory
     return directories
@@ -84,7 +84,7 @@ def test_streaming_tflite_gives_the_savedmodels_finals_without_tensorflow(
     assert savedmodel.chunk_seconds * savedmodel.sample_rate == 1280
     finals = [script.streamed_one_by_one(savedmodel, wave) for wave in waves]
     assert finals[0] == "hi" and finals[3] == ""
-    recognizer = StreamingRecognizer(run.model, run.hparams, DecodeConfig.parse(
+    recognizer = StreamingRecognizer(run.model, run.run_config, DecodeConfig.parse(
         STREAM_EXPORT_DECODE), run.encoders["targets"], 2)  # fmt: skip
     partials = []
     for wave in waves:

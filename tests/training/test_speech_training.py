@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from t2t_lite import run_dir
 from t2t_lite.decoding.evaluation.evaluator import DecodeEvaluator
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.hparam import create_hparams
 from t2t_lite.problems.spoken_synth import SpokenSynth
 from t2t_lite.training.build_trainer import build_trainer
@@ -37,7 +38,10 @@ def test_small_speech_set_trains_and_dev_accuracy_goes_up(tmp_path):
     )
     run_dir.save_or_check_hparams(config.output_dir, hparams)
     evaluator = DecodeEvaluator.factory(
-        hparams=hparams, problem=problem, data_dir=data_dir, max_examples=24
+        run_config=RunConfig.from_hparams(hparams),
+        problem=problem,
+        data_dir=data_dir,
+        max_examples=24,
     )
     trainer = build_trainer(
         problem,

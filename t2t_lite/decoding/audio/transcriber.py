@@ -12,7 +12,7 @@ Example:
 ```python
 decode_config = DecodeConfig.parse("beam_size=4")
 transcriber = WaveformTranscriber(
-    model, hparams, decode_config, decode_cap(hparams, decode_config), target_encoder
+    model, run_config, decode_config, decode_cap(run_config, decode_config), target_encoder
 )
 for beams, scores in transcriber(waveforms, lengths):  # one per recording
     print(beams[0], scores[0])  # its best transcript and that one's score
@@ -26,37 +26,36 @@ import dataclasses
 import tensorflow as tf
 
 from t2t_lite.data import audio_features
-from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.speech_features import featurize_batch, trim_edges
 from t2t_lite.decoding.audio.input_limits import segment_seconds
 from t2t_lite.decoding.audio.long_form import piece_starts, split_recordings
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig, has_ctc_head
 from t2t_lite.decoding.result import Decoded
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.decoding.timing.word_times import WordTimer, join_word_times, timed_word_rows
-from t2t_lite.hparam import HParams
 
 NEEDS_CTC_HEAD = (
     "word timestamps need a model trained with a CTC head (train with hparam ctc_loss_weight > 0)."
 )
 
 
-def _pieces(waveforms, lengths, hparams: HParams, decode_config: DecodeConfig):
+def _pieces(waveforms, lengths, run_config: RunConfig, decode_config: DecodeConfig):
     """Recordings -> the features of their pieces, each piece's recording, and
     where its first sample after the cut lies in its recording (seconds)."""
     waveforms = audio_features.zero_non_finite(tf.convert_to_tensor(waveforms, tf.float32))
-    rate = FeatureConfig.from_hparams(hparams).sample_rate
+    rate = run_config.features.sample_rate
     pieces, piece_lengths, rows = split_recordings(
-        waveforms, lengths, rate, segment_seconds(hparams, decode_config)
+        waveforms, lengths, rate, segment_seconds(run_config, decode_config)
     )
     starts = piece_starts(piece_lengths, rows, tf.shape(waveforms)[0])
-    features, cut = piece_features(pieces, piece_lengths, hparams, decode_config)
+    features, cut = piece_features(pieces, piece_lengths, run_config, decode_config)
     offsets = tf.cast(starts + cut, tf.float32) / rate
     return features, rows, offsets
 
 
-def piece_features(pieces, piece_lengths, hparams: HParams, decode_config: DecodeConfig):
+def piece_features(pieces, piece_lengths, run_config: RunConfig, decode_config: DecodeConfig):
     """Waveform pieces -> model features (`featurize_batch`), a piece without
     speech given frame length 0 (it decodes to ""), and how many leading
     samples of each were exact zeros cut off (`digital_silence`).
@@ -68,7 +67,7 @@ def piece_features(pieces, piece_lengths, hparams: HParams, decode_config: Decod
     # Each piece's edges are cut here, so the no-speech test below sees only
     # its sound.
     pieces, piece_lengths, cut = trim_edges(pieces, piece_lengths)
-    config = FeatureConfig.from_hparams(hparams)
+    config = run_config.features
     features, frame_lengths = featurize_batch(pieces, piece_lengths, config, cleaned=True)
     # No speech: a piece quieter than `silence_dbfs`, or shorter than one
     # frame's window (25 ms holds no word). Frame length 0 decodes to "".
@@ -82,7 +81,7 @@ def search_pieces(
     model,
     waveforms,
     lengths,
-    hparams: HParams,
+    run_config: RunConfig,
     decode_config: DecodeConfig,
     cap: int,
     phrases: dict | None = None,
@@ -95,7 +94,7 @@ def search_pieces(
         waveforms: float32 `[batch, samples]` (16 kHz, [-1, 1], zero padded);
             non-finite samples are read as 0.
         lengths: int `[batch]` real samples.
-        hparams: the run's hparams (`audio_*`, length limits).
+        run_config: the run's `RunConfig` (audio front end, length limits).
         decode_config: decode hparams (search, `segment_seconds`, `silence_dbfs`).
         cap: the static decode cap (`decode.decode_cap`).
         phrases: the request's phrase list (`phrase_bias.phrase_features`'
@@ -112,7 +111,7 @@ def search_pieces(
         word boundary head, `boundary_probs [pieces, feature_frames, 2]` and
         `frame_lengths [pieces]`.
     """
-    features, rows, offsets = _pieces(waveforms, lengths, hparams, decode_config)
+    features, rows, offsets = _pieces(waveforms, lengths, run_config, decode_config)
     features.update(phrases or {})
     memory, memory_mask = model.encode(features, training=False)
     ids, scores = model_search(model, features, decode_config, cap, encoded=(memory, memory_mask))
@@ -176,7 +175,7 @@ class WaveformTranscriber:
     with each recording's piece texts joined as the graph joins them.
 
     Args:
-        model, hparams, decode_config, cap: as for `search_pieces`.
+        model, run_config, decode_config, cap: as for `search_pieces`.
         target_encoder: the problem's target encoder (any, graph ops or not).
         phrases: a phrase list every recording is biased towards
             (`phrase_bias.phrase_features`), or None.
@@ -198,7 +197,7 @@ class WaveformTranscriber:
     def __init__(
         self,
         model,
-        hparams: HParams,
+        run_config: RunConfig,
         decode_config: DecodeConfig,
         cap: int,
         target_encoder,
@@ -210,7 +209,7 @@ class WaveformTranscriber:
         signature = [tf.TensorSpec([None, None], tf.float32), tf.TensorSpec([None], tf.int32)]
 
         def search(waveforms, lengths):
-            return search_pieces(model, waveforms, lengths, hparams, decode_config, cap, phrases)
+            return search_pieces(model, waveforms, lengths, run_config, decode_config, cap, phrases)
 
         self._transcribe = tf.function(
             lambda waveforms, lengths: _transcripts(search(waveforms, lengths)),
@@ -219,7 +218,9 @@ class WaveformTranscriber:
         self._transcribe_timed = None
         if self.timed_words:
             timer = WordTimer(
-                target_encoder.token_surfaces(), hparams, decode_config.confidence_exponent
+                target_encoder.token_surfaces(),
+                run_config.features,
+                decode_config.confidence_exponent,
             )
 
             def search_timed(waveforms, lengths):
@@ -237,8 +238,8 @@ class WaveformTranscriber:
         with `decode_config` as the decoder and the SavedModel do."""
         model, checkpoint = run.restored_model()
         encoder = run.problem.feature_encoders(run.data_dir)["targets"]
-        cap = decode_cap(run.hparams, decode_config)
-        return cls(model, run.hparams, decode_config, cap, encoder), checkpoint
+        cap = decode_cap(run.run_config, decode_config)
+        return cls(model, run.run_config, decode_config, cap, encoder), checkpoint
 
     def __call__(self, waveforms, lengths) -> list[Decoded]:
         ids, scores, rows = (t.numpy() for t in self._transcribe(waveforms, lengths))

@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from t2t_lite import run_dir
 from t2t_lite.data.problem import Problem
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.hparam import HParams
 from t2t_lite.models.build_model import build_model
 from t2t_lite.models.checkpointable import model_weights
@@ -99,6 +100,13 @@ class TrainedRun:
             FileNotFoundError: `output_dir` holds no hparams.json.
         """
         return cls(output_dir, problem, run_dir.load_hparams(output_dir), **fields)
+
+    @property
+    def run_config(self) -> RunConfig:
+        """What decoding reads of the run's hparams (`RunConfig`), typed once
+        (with the problem's hparams a run saved before them lacks)."""
+        self.problem.add_hparams(self.hparams)
+        return RunConfig.from_hparams(self.hparams)
 
     def restored_model(self):
         """`(model, checkpoint)`: the run's model with its checkpoint's weights.

@@ -16,8 +16,8 @@ from t2t_lite.data.problem import Problem
 from t2t_lite.decoding.checkpoints.run_decode_config import check_language_model
 from t2t_lite.decoding.decode_config import DecodeConfig
 from t2t_lite.decoding.evaluation import scoring
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.decoding.search.model_search import BatchDecoder, decode_dataset
-from t2t_lite.hparam import HParams
 
 # Evaluation decodes greedily unless told otherwise: fast enough for every
 # evaluation; the overrides (e.g. "ctc_weight=0.3") apply on top.
@@ -29,7 +29,7 @@ class DecodeEvaluator:
 
     Args:
         model: the trainer's model (a `Transformer` with inputs).
-        hparams: the run's hparams.
+        run_config: the run's `RunConfig` (audio front end, length limits).
         problem: gives the metrics (`scoring.decode_metrics`) and the target
             encoder.
         data_dir: where the problem's vocabulary files are.
@@ -50,7 +50,7 @@ class DecodeEvaluator:
     def __init__(
         self,
         model,
-        hparams: HParams,
+        run_config: RunConfig,
         problem: Problem,
         data_dir: str,
         decode_overrides: str = "",
@@ -59,7 +59,7 @@ class DecodeEvaluator:
         decode_config = DecodeConfig.parse(
             decode_overrides, base=DecodeConfig.parse(EVAL_DECODE_DEFAULTS)
         )
-        self._decoder = BatchDecoder(model, hparams, decode_config)
+        self._decoder = BatchDecoder(model, run_config, decode_config)
         check_language_model(self._decoder.decode_config, model)
         self._encoder = problem.feature_encoders(data_dir)["targets"]
         self._metrics = scoring.decode_metrics(problem)

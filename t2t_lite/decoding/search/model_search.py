@@ -15,11 +15,12 @@ and the SavedModel share.
 An input with no speech (`inputs_length` 0: an empty waveform, or one the
 featurizer found silent) decodes to the empty sequence, score 0.
 
-No output is longer than the cap: `max_decode_length`, else the hparams'
-`max_target_seq_length`, else 256. Each batch stops at T2T's decode length,
-the encoder output's length plus `extra_length` (rounded up to a multiple of
-16), within the cap, or earlier when every beam has finished. The length is a
-tensor, so one traced search serves every batch shape, and the self-attention
+No output is longer than the cap: `max_decode_length`, else the run's
+`RunConfig.max_target_length` (hparam `max_target_seq_length`), else 256.
+Each batch stops at T2T's decode length, the encoder output's length plus
+`extra_length` (rounded up to a multiple of 16), within the cap, or
+earlier when every beam has finished. The length is a tensor, so one
+traced search serves every batch shape, and the self-attention
 cache grows as the steps need (`MultiHeadAttention`'s growing cache): a step
 costs what the prefix holds, not what the cap allows (a fixed-length cache at
 256 spent half of a step copying and reordering mostly empty positions).
@@ -31,6 +32,7 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.decoding.search.beam_search import scored_beam_search
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
 from t2t_lite.decoding.search.ctc_prefix_scorer import CtcPrefixScorer
@@ -38,19 +40,14 @@ from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
 from t2t_lite.decoding.search.language_model import language_model_scorer
 from t2t_lite.decoding.search.phrase_bias import PhraseBiasScorer
 from t2t_lite.decoding.search.scorer import WeightedScorer
-from t2t_lite.hparam import HParams
 
 LENGTH_QUANTUM = 16
 DEFAULT_DECODE_CAP = 256
 
 
-def decode_cap(hparams: HParams, decode_config: DecodeConfig) -> int:
+def decode_cap(run_config: RunConfig, decode_config: DecodeConfig) -> int:
     """The longest output a decode may produce."""
-    return (
-        decode_config.max_decode_length
-        or hparams.get("max_target_seq_length", 0)
-        or DEFAULT_DECODE_CAP
-    )
+    return decode_config.max_decode_length or run_config.max_target_length or DEFAULT_DECODE_CAP
 
 
 def decode_length(encoded_length, extra_length: int, cap: int):
@@ -153,7 +150,7 @@ class BatchDecoder:
 
     Args:
         model: a `Transformer` with inputs.
-        hparams: the model's hparams (for `max_target_seq_length`).
+        run_config: the run's `RunConfig` (for `max_target_length`).
         decode_config: from `decode_hparams`.
         phrases: a phrase list every batch is biased towards
             (`phrase_bias.phrase_features`), or None.
@@ -171,13 +168,13 @@ class BatchDecoder:
     """
 
     def __init__(
-        self, model, hparams: HParams, decode_config: DecodeConfig, phrases: dict | None = None
+        self, model, run_config: RunConfig, decode_config: DecodeConfig, phrases: dict | None = None
     ):
         decode_config = decode_config.for_model(model)
         self.phrases = phrases or {}
         self.model = model
         self.decode_config = decode_config
-        self.cap = decode_cap(hparams, decode_config)
+        self.cap = decode_cap(run_config, decode_config)
         self._functions: dict[tuple, tf.types.experimental.PolymorphicFunction] = {}
 
     def _function(self, inputs: dict):

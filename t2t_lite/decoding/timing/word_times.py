@@ -42,7 +42,6 @@ from t2t_lite.data.text_encoders import EOS_ID, PAD_ID
 from t2t_lite.decoding.timing.boundary_refinement import refine_word_boundaries
 from t2t_lite.decoding.timing.ctc_alignment import ctc_forced_align
 from t2t_lite.decoding.timing.subtitles import TimedWord
-from t2t_lite.hparam import HParams
 from t2t_lite.layers.speech_front_end import SpeechFrontEnd
 
 # Within a word, tokens further apart than this many blank frames (120 ms)
@@ -84,10 +83,10 @@ def word_boundary_tables(surfaces: list[bytes]) -> dict[str, np.ndarray]:
     }
 
 
-def encoder_frame_seconds(hparams: HParams) -> tuple[float, float]:
+def encoder_frame_seconds(config: FeatureConfig) -> tuple[float, float]:
     """`(step, middle)`: seconds between encoder frames, and the middle of
-    encoder frame 0's audio (frame `t`'s middle is `middle + t * step`)."""
-    config = FeatureConfig.from_hparams(hparams)
+    encoder frame 0's audio (frame `t`'s middle is `middle + t * step`), for
+    the front end `config` describes."""
     step = config.frame_step_samples
     reduction, first_middle = SpeechFrontEnd.frames_per_output()
     middle = first_middle * step + config.frame_length_samples / 2
@@ -107,27 +106,30 @@ class WordTimer:
 
     Args:
         surfaces: `TextEncoder.token_surfaces()` of the targets.
-        hparams: the run's hparams (`audio_*`: the frame step and window).
+        features: the run's audio front end (`RunConfig.features`: the
+            frame step and window).
         confidence_exponent: the calibration's exponent
             (`word_confidence.calibration_exponent`); 1: raw confidences.
 
     Example:
     ```python
-    timer = WordTimer(encoder.token_surfaces(), hparams)
+    timer = WordTimer(encoder.token_surfaces(), run_config.features)
     times = timer(ctc_log_probs, encoded_lengths, ids, offsets)
     times.words[0, :times.num_words[0]], times.starts[0], times.ends[0]
     ```
     """
 
-    def __init__(self, surfaces: list[bytes], hparams: HParams, confidence_exponent: float = 1.0):
+    def __init__(
+        self, surfaces: list[bytes], features: FeatureConfig, confidence_exponent: float = 1.0
+    ):
         self.confidence_exponent = float(confidence_exponent)
         tables = word_boundary_tables(surfaces)
         self._surface = tf.constant(tables["surface"], tf.string)
         self._content = tf.constant(tables["content"])
         self._leading_space = tf.constant(tables["leading_space"])
         self._trailing_space = tf.constant(tables["trailing_space"])
-        self.frame_step_seconds, self.first_frame_middle = encoder_frame_seconds(hparams)
-        config = FeatureConfig.from_hparams(hparams)
+        self.frame_step_seconds, self.first_frame_middle = encoder_frame_seconds(features)
+        config = features
         # Feature frame j's window has its middle at `feature_middle + j * feature_step` s.
         self.feature_step = config.frame_step_samples / config.sample_rate
         self.feature_middle = config.frame_length_samples / 2 / config.sample_rate

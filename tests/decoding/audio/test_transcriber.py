@@ -9,6 +9,7 @@ import numpy as np
 from t2t_lite import registry
 from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.decoding.search.model_search import decode_cap
 from t2t_lite.hparam import create_hparams
 from t2t_lite.models.build_model import build_model
@@ -21,8 +22,9 @@ def _transcriber(decode=CTC_BEAM_DECODE):
     hparams = create_hparams("transformer_tiny", TINY_CTC_SPEECH, problem)
     model = build_model(problem, hparams, "transformer", None)
     decode_config = DecodeConfig.parse(decode)
+    run_config = RunConfig.from_hparams(hparams)
     return WaveformTranscriber(
-        model, hparams, decode_config, decode_cap(hparams, decode_config),
+        model, run_config, decode_config, decode_cap(run_config, decode_config),
         problem.feature_encoders(None)["targets"],
     )  # fmt: skip
 

@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.decoding.search.beam_search import INF, beam_search, scored_beam_search
 from t2t_lite.decoding.search.ctc_greedy import ctc_greedy_decode
 from t2t_lite.decoding.search.ctc_prefix_scorer import CtcPrefixScorer
@@ -542,7 +543,8 @@ def test_ctc_greedy_decode_merges_repeats_and_drops_blanks_and_padding():
 def test_batch_decoder_traces_once_for_every_batch_shape(trained_ctc):
     """Eval decoding meets batches of many sizes and lengths: one trace serves them."""
     model, inputs = trained_ctc
-    decoder = BatchDecoder(model, HParams(max_target_seq_length=DECODE_LENGTH), DecodeConfig())
+    limits = RunConfig.from_hparams(HParams(max_target_seq_length=DECODE_LENGTH))
+    decoder = BatchDecoder(model, limits, DecodeConfig())
     for rows, length in ((5, 7), (2, 5), (3, 6)):
         ids, _ = decoder({"inputs": inputs["inputs"][:rows, :length]})
         assert ids.shape[:2] == (rows, 4)

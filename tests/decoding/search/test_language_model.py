@@ -30,7 +30,7 @@ def clips(speech_run) -> dict:
 
 
 def decode(run, clips, overrides: str):
-    decoder = BatchDecoder(run.model, run.hparams, DecodeConfig.parse(overrides))
+    decoder = BatchDecoder(run.model, run.run_config, DecodeConfig.parse(overrides))
     ids, scores = decoder({k: tf.constant(v) for k, v in clips.items()})
     return [run.encoders["targets"].decode(row[0]) for row in ids], ids, scores
 
@@ -40,7 +40,7 @@ def test_an_lm_of_weight_zero_leaves_the_search_as_it_is(speech_run, no_lm_run, 
     exactly the joint search's beams and scores."""
     model = speech_run.model
     features = {k: tf.constant(v) for k, v in clips.items()}
-    cap = decode_cap(speech_run.hparams, DecodeConfig.parse(CTC_BEAM_DECODE))
+    cap = decode_cap(speech_run.run_config, DecodeConfig.parse(CTC_BEAM_DECODE))
 
     def search(lm_weight):
         memory, mask = model.encode(features, training=False)
@@ -149,7 +149,7 @@ def test_the_trainer_evaluation_checks_its_lm_before_training(speech_run, tmp_pa
     with pytest.raises(ValueError, match="holds no t2t-lite-trainer run"):
         DecodeEvaluator(
             speech_run.model,
-            speech_run.hparams,
+            speech_run.run_config,
             speech_run.problem,
             str(tmp_path),
             f"lm_dir={tmp_path},lm_weight=0.5",

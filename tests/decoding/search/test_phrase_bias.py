@@ -244,7 +244,9 @@ def test_the_decoder_biases_speech_only_where_the_list_matches(speech_run):
     def decode(phrases=None):
         config = DecodeConfig.parse(CTC_BEAM_DECODE)
         listed = phrase_features(phrases, BYTES) if phrases else None
-        ids, scores = BatchDecoder(speech_run.model, speech_run.hparams, config, listed)(features)
+        ids, scores = BatchDecoder(speech_run.model, speech_run.run_config, config, listed)(
+            features
+        )
         return [BYTES.decode(row[0]) for row in ids], scores[:, 0]
 
     texts, scores = decode()
@@ -254,7 +256,7 @@ def test_the_decoder_biases_speech_only_where_the_list_matches(speech_run):
     # The fixed-shape search (XLA, TFLite) keeps the provisional beams too.
     config = DecodeConfig.parse(CTC_BEAM_DECODE).for_model(speech_run.model)
     listed = {k: tf.constant(v) for k, v in phrase_features([("no", 1.0)], BYTES).items()}
-    cap = decode_cap(speech_run.hparams, config)
+    cap = decode_cap(speech_run.run_config, config)
     ids, fixed_scores = model_search(
         speech_run.model, {**features, **listed}, config, cap, fixed_shapes=True
     )

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.data.feature_config import AUDIO_HPARAMS
+from t2t_lite.data.feature_config import AUDIO_HPARAMS, FeatureConfig
 from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder
 from t2t_lite.decoding.timing.word_times import (
     WordTimer,
@@ -15,7 +15,7 @@ from t2t_lite.decoding.timing.word_times import (
 )
 from t2t_lite.hparam import HParams
 
-HPARAMS = HParams(**AUDIO_HPARAMS)
+FEATURES = FeatureConfig.from_hparams(HParams(**AUDIO_HPARAMS))
 
 
 def peaky_log_probs(frame_symbols, vocab, p=0.9):
@@ -26,7 +26,7 @@ def peaky_log_probs(frame_symbols, vocab, p=0.9):
 
 
 def test_encoder_frames_are_40_ms_centred_on_what_they_see():
-    step, middle = encoder_frame_seconds(HPARAMS)
+    step, middle = encoder_frame_seconds(FEATURES)
     assert step == pytest.approx(0.04)
     # Frame 0 sees feature frames 0..14: samples 0 .. 14 * 160 + 400.
     assert middle == pytest.approx((14 * 160 + 400) / 2 / 16000)
@@ -39,17 +39,17 @@ def test_byte_words_get_their_tokens_frames_and_confidence():
     # Frames: _ h h i _ space _ y _ o o _ (blank 0)
     frames = [0, h, h, i, 0, space, 0, y, 0, o, o, 0]
     log_probs = peaky_log_probs(frames, encoder.vocab_size)[None]
-    timer = WordTimer(encoder.token_surfaces(), HPARAMS)
+    timer = WordTimer(encoder.token_surfaces(), FEATURES)
     times = timer(log_probs, [len(frames)], [ids], offsets=[1.0])
     assert times.num_words.numpy().tolist() == [2]
     assert times.words.numpy().tolist() == [[b"hi", b"yo"]]
-    step, middle = encoder_frame_seconds(HPARAMS)
+    step, middle = encoder_frame_seconds(FEATURES)
     expected_starts = [1.0 + middle + 1 * step - step / 2, 1.0 + middle + 7 * step - step / 2]
     expected_ends = [1.0 + middle + 3 * step + step / 2, 1.0 + middle + 10 * step + step / 2]
     np.testing.assert_allclose(times.starts[0], expected_starts, rtol=1e-6)
     np.testing.assert_allclose(times.ends[0], expected_ends, rtol=1e-6)
     np.testing.assert_allclose(times.confidences[0], [0.9, 0.9], rtol=1e-5)
-    calibrated = WordTimer(encoder.token_surfaces(), HPARAMS, confidence_exponent=0.25)
+    calibrated = WordTimer(encoder.token_surfaces(), FEATURES, confidence_exponent=0.25)
     times = calibrated(log_probs, [len(frames)], [ids], offsets=[1.0])
     np.testing.assert_allclose(times.confidences[0], [0.9**0.25] * 2, rtol=1e-5)
 
@@ -62,9 +62,9 @@ def test_the_alignments_times_stay_inside_the_audio():
     h, i = ids[:2]
     frames = [0, h, 0, i]  # "hi" ends with the last encoder frame
     log_probs = peaky_log_probs(frames, encoder.vocab_size)[None]
-    timer = WordTimer(encoder.token_surfaces(), HPARAMS)
+    timer = WordTimer(encoder.token_surfaces(), FEATURES)
     unclipped = timer(log_probs, [len(frames)], [ids], [1.0])
-    step, middle = encoder_frame_seconds(HPARAMS)
+    step, middle = encoder_frame_seconds(FEATURES)
     assert float(unclipped.ends[0, 0]) == pytest.approx(1.0 + middle + 3.5 * step)
     audio_end = 1.0 + 0.0125 + 0.01 * (20 - 1)  # 20 feature frames
     assert float(unclipped.ends[0, 0]) > audio_end
@@ -85,7 +85,7 @@ def test_a_boundary_head_moves_times_to_its_feature_frames():
     # (33 .. 48): the head puts "hi" at 4 .. 22 and "yo"'s start at 27.
     probs[0, [4, 27], 0] = 0.9
     probs[0, 22, 1] = 0.9
-    timer = WordTimer(encoder.token_surfaces(), HPARAMS)
+    timer = WordTimer(encoder.token_surfaces(), FEATURES)
     times = timer(log_probs, [len(frames)], [ids], [1.0], boundary_probs=probs, frame_lengths=[44])
     # Feature frame j's window is centred 12.5 ms + 10 ms * j into the audio.
     np.testing.assert_allclose(times.starts[0], [1.0125 + 0.04, 1.0125 + 0.27], rtol=1e-6)
@@ -106,9 +106,9 @@ def test_sentencepiece_style_pieces_start_words_at_their_leading_space():
     hypothesis = [2, 3, 4, 5, 6, EOS_ID]
     frames = [2, 0, 3, 4, 0, 5, 6, 0]
     log_probs = peaky_log_probs(frames, len(surfaces))[None]
-    times = WordTimer(surfaces, HPARAMS)(log_probs, [len(frames)], [hypothesis])
+    times = WordTimer(surfaces, FEATURES)(log_probs, [len(frames)], [hypothesis])
     assert times.words.numpy().tolist() == [[b"the", b"cat", b"s"]]
-    step, middle = encoder_frame_seconds(HPARAMS)
+    step, middle = encoder_frame_seconds(FEATURES)
     np.testing.assert_allclose(times.starts[0], middle + step * np.array([0, 2, 6]) - step / 2)
     np.testing.assert_allclose(times.ends[0], middle + step * np.array([0, 3, 6]) + step / 2)
 
@@ -122,7 +122,7 @@ def test_batch_rows_pad_and_unalignable_words_are_marked():
     batch = np.stack([log_probs, log_probs])
     # Row 0: "ab" in 5 frames; row 1: "a a a" needs 5 tokens + 2 blanks > 2 frames.
     ids = [encoder.encode("ab") + [EOS_ID, 0, 0, 0], encoder.encode("a a a") + [EOS_ID]]
-    timer = tf.function(WordTimer(surfaces, HPARAMS).__call__)
+    timer = tf.function(WordTimer(surfaces, FEATURES).__call__)
     times = timer(batch, [5, 2], ids)
     assert times.num_words.numpy().tolist() == [1, 3]
     assert times.words.numpy().tolist() == [[b"ab", b"", b""], [b"a", b"a", b"a"]]
@@ -138,17 +138,17 @@ def test_tokens_fired_early_and_cut_off_from_their_word_do_not_move_its_start():
     g, o, d = encoder.encode("god")
     frames = [g, o, 0, 0, 0, 0, 0, 0, 0, o, d, 0]
     log_probs = peaky_log_probs(frames, encoder.vocab_size)[None]
-    times = WordTimer(encoder.token_surfaces(), HPARAMS)(
+    times = WordTimer(encoder.token_surfaces(), FEATURES)(
         log_probs, [len(frames)], [encoder.encode("good") + [EOS_ID]]
     )
-    step, middle = encoder_frame_seconds(HPARAMS)
+    step, middle = encoder_frame_seconds(FEATURES)
     # From frame 9, one frame back for each of the two displaced tokens.
     np.testing.assert_allclose(times.starts[0], [middle + 7 * step - step / 2], rtol=1e-6)
     np.testing.assert_allclose(times.ends[0], [middle + 10 * step + step / 2], rtol=1e-6)
     # A short gap (three blank frames) is the word's own: its start stays.
     frames = [g, o, 0, 0, 0, o, d, 0]
     log_probs = peaky_log_probs(frames, encoder.vocab_size)[None]
-    times = WordTimer(encoder.token_surfaces(), HPARAMS)(
+    times = WordTimer(encoder.token_surfaces(), FEATURES)(
         log_probs, [len(frames)], [encoder.encode("good") + [EOS_ID]]
     )
     np.testing.assert_allclose(times.starts[0], [middle - step / 2], rtol=1e-6)

@@ -8,9 +8,9 @@ fetch OpenSLR's tarballs with it).
 
 `tfds_download_and_prepare` runs a tfds builder's download with a
 reachability check first: tfds retries a connection that cannot be made ten
-times with backoff (3.4 minutes per URL, measured with tensorflow-datasets
-4.9.10), printing a warning each time, so an offline user would wait minutes
-for a `requests` traceback.
+times with backoff (minutes per URL; docs/benchmarks.md, "Figures behind
+choices in the code"), printing a warning each time, so an offline user
+would wait minutes for a `requests` traceback.
 """
 
 from __future__ import annotations

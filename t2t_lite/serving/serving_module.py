@@ -128,17 +128,17 @@ class ServingModule(tf.Module):
                 tf.TensorSpec([None, None], tf.float32, name="waveform"),
                 tf.TensorSpec([None], tf.int32, name="waveform_length"),
             ]
+
+            def search(waveform, waveform_length, phrases=None):
+                return search_pieces(
+                    model, waveform, waveform_length, run_config, decode_config,
+                    self.max_decode_length, phrases,
+                )  # fmt: skip
+
             # Both signatures call this one function, so the search is traced
             # once however many signatures are saved.
             self._search_pieces = tf.function(
-                lambda waveform, waveform_length: search_pieces(
-                    model,
-                    waveform,
-                    waveform_length,
-                    run_config,
-                    decode_config,
-                    self.max_decode_length,
-                ),
+                lambda waveform, waveform_length: search(waveform, waveform_length),
                 input_signature=waveform_signature,
             )
             self.serve = tf.function(self._serve_speech, input_signature=waveform_signature)
@@ -157,15 +157,11 @@ class ServingModule(tf.Module):
                     tf.TensorSpec([None], tf.float32, name="phrase_boosts"),
                 ]
                 self._search_biased = tf.function(
-                    lambda waveform, waveform_length, phrase_ids, phrase_boosts: search_pieces(
-                        model,
+                    lambda waveform, waveform_length, phrase_ids, phrase_boosts: search(
                         waveform,
                         waveform_length,
-                        run_config,
-                        decode_config,
-                        self.max_decode_length,
                         {"phrase_ids": phrase_ids, "phrase_boosts": phrase_boosts},
-                    ),  # fmt: skip
+                    ),
                     input_signature=waveform_signature
                     + [tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], tf.float32)],
                 )

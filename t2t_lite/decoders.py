@@ -131,8 +131,10 @@ class TextDecoder:
 
 
 class SpeechDecoder:
-    """Speech inputs: audio files or a split's waveforms, transcribed as the
-    SavedModel transcribes them, or streamed (decode hparam `chunk_frames`).
+    """Speech inputs: audio files or a split's waveforms, transcribed or streamed.
+
+    They are transcribed as the SavedModel transcribes them, or streamed
+    (decode hparam `chunk_frames`).
 
     Raises:
         ValueError: decode hparams the model cannot honour, or streaming
@@ -170,10 +172,11 @@ class SpeechDecoder:
         return [line for line in lines if line]
 
     def line_batches(self, paths: list[str]) -> Iterator[InputBatch]:
-        """Each audio file of `paths` read (any rate, mono or not) before any
-        is decoded, so a missing or undecodable file fails first, naming it.
-        A file with no samples, or only NaN samples, decodes to "" as the
-        SavedModel decodes such a request.
+        """Each audio file of `paths` read (any rate, mono or not) before any is decoded.
+
+        So a missing or undecodable file fails first, naming it. A file with
+        no samples, or only NaN samples, decodes to "" as the SavedModel
+        decodes such a request.
 
         Raises:
             AudioError: a file cannot be read.

@@ -116,8 +116,9 @@ class SavedModelManifest(_Manifest):
 
     @classmethod
     def read(cls, version_dir: str) -> SavedModelManifest | None:
-        """The manifest of a SavedModel version directory; None for a
-        SavedModel without one (not written by t2t-lite).
+        """The manifest of a SavedModel version directory; None for a SavedModel without one.
+
+        One without was not written by t2t-lite.
 
         Raises:
             ManifestError: a manifest this code cannot read.

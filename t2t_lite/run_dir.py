@@ -80,8 +80,9 @@ def save_flags(output_dir: str, flag_values: dict) -> None:
 
 
 def read_json(path: str):
-    """The JSON value in the file at `path` (any file system TF reads), or
-    None when there is no file.
+    """The JSON value in the file at `path`, or None when there is no file.
+
+    `path` may be on any file system TF reads.
 
     Raises:
         ValueError: the file is not valid JSON.

@@ -85,8 +85,11 @@ FLAGS = flags.FLAGS
 
 
 def _lines_out(decoded: list[Decoded], return_beams: bool) -> list[str]:
-    """One line per result: the best hypothesis, or every beam and its score
-    tab separated (T2T's return_beams with write_beam_scores); blank stays blank."""
+    """One line per result: the best hypothesis, or every beam and its score.
+
+    Beams and scores are tab separated (T2T's return_beams with
+    write_beam_scores); blank stays blank.
+    """
     if not return_beams:
         return [d.text for d in decoded]
     return [
@@ -196,8 +199,10 @@ def _decode_split(settings, decoder, split: str, target: str) -> str:
 
 
 def _streaming_report(decoder, target: str) -> str:
-    """`<target>.streaming.json` (real-time factor, latencies) and its summary
-    line, when the decoder streamed; else ""."""
+    """`<target>.streaming.json` and its summary line, when the decoder streamed; else "".
+
+    The file holds the real-time factor and latencies.
+    """
     summary = decoder.report(target)
     if summary is None:
         return ""

@@ -150,8 +150,10 @@ _TRAINING_ONLY_FLAGS = (
 
 
 def _continuous_eval(trainer: Trainer) -> None:
-    """Evaluates each new checkpoint until one reaches --train_steps, or until
-    none has come for --eval_timeout_mins (T2T's ending)."""
+    """Evaluates each new checkpoint until one reaches --train_steps, or none comes in time.
+
+    It also stops once none has come for --eval_timeout_mins (T2T's ending).
+    """
     timeout = FLAGS.eval_timeout_mins * 60
     for checkpoint in tf.train.checkpoints_iterator(FLAGS.output_dir, timeout=timeout):
         trainer.checkpoint.restore(checkpoint).expect_partial()
@@ -229,9 +231,11 @@ def _seed() -> None:
 
 
 def _word_boundary_head(problem, hparams: HParams) -> None:
-    """A set's word boundary head is left out, with a line saying so, on a
-    corpus without word times (its shards hold none); one asked for with
-    --hparams there is an error."""
+    """A set's word boundary head is left out on a corpus without word times.
+
+    A line says so; the corpus's shards hold no word times. A head asked for
+    with --hparams there is an error.
+    """
     if not word_boundaries_wanted(hparams) or has_word_times(problem, FLAGS.data_dir):
         return
     if WEIGHT_HPARAM in common.overridden_hparams():
@@ -244,8 +248,10 @@ def _word_boundary_head(problem, hparams: HParams) -> None:
 
 
 def _add_normalization_prior(problem, hparams: HParams) -> None:
-    """The training set's feature statistics, when the hparams want them
-    (streaming models: `audio_normalization_prior_frames`)."""
+    """The training set's feature statistics, added to the hparams when they want them.
+
+    Streaming models want them (`audio_normalization_prior_frames`).
+    """
     try:
         statistics = normalization_prior.add_training_prior(
             hparams, problem, FLAGS.data_dir, FLAGS.output_dir

@@ -1,8 +1,9 @@
-"""What t2t-lite-trainer logs before the first training step: the precision,
-a bfloat16 warning where this CPU would emulate it, the CPU allocator and
-thread pools, the static batch shapes, and what the length limits keep of
-each split (also written to `length_report.json` in output_dir, beside the
-eval results).
+"""What t2t-lite-trainer logs before the first training step.
+
+It logs the precision, a bfloat16 warning where this CPU would emulate it,
+the CPU allocator and thread pools, the static batch shapes, and what the
+length limits keep of each split (also written to `length_report.json` in
+output_dir, beside the eval results).
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ def log_diagnostics(trainer: Trainer) -> None:
 
 
 def report_lengths(trainer: Trainer) -> dict:
-    """Logs what the length limits keep of each split and writes it to
-    `length_report.json` in output_dir.
+    """Logs what the length limits keep of each split, and writes it to output_dir.
+
+    The file is `length_report.json`.
 
     Returns:
         The report (`length_policy.run_lengths_report`).

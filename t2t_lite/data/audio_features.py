@@ -315,9 +315,11 @@ def add_delta_deltas(filterbanks: tf.Tensor) -> tf.Tensor:
 # The delta-deltas' two formulations: the same sums, each fast where the other
 # is slow (timings: docs/design.md, "Formulations chosen for oneDNN on CPU").
 def _deltas_by_depthwise_conv(filterbanks: tf.Tensor) -> tf.Tensor:
-    """`[batch, frames, bins]` -> `[batch, frames, bins, 3]`: the bins are
-    the channels of a depthwise convolution, and output channel `3 * bin + k`
-    is filter k over that bin, so a reshape gives `[..., bins, 3]`."""
+    """`[batch, frames, bins]` -> `[batch, frames, bins, 3]` by a depthwise convolution.
+
+    The bins are the convolution's channels, and output channel `3 * bin + k`
+    is filter k over that bin, so a reshape gives `[..., bins, 3]`.
+    """
     batch, frames, bins = tf.shape(filterbanks)[0], tf.shape(filterbanks)[1], filterbanks.shape[2]
     filters = np.tile(_delta_delta_filters(), [1, 1, bins, 1])  # [taps, 1, bins, 3]
     outputs = tf.nn.depthwise_conv2d(
@@ -330,8 +332,10 @@ def _deltas_by_depthwise_conv(filterbanks: tf.Tensor) -> tf.Tensor:
 
 
 def _deltas_by_conv1d(filterbanks: tf.Tensor) -> tf.Tensor:
-    """`[batch, frames, bins]` -> `[batch, frames, bins, 3]`: each bin's
-    frames are one row of a one-channel, three-filter `conv1d`."""
+    """`[batch, frames, bins]` -> `[batch, frames, bins, 3]` by a `conv1d`.
+
+    Each bin's frames are one row of a one-channel, three-filter `conv1d`.
+    """
     batch, frames, bins = tf.shape(filterbanks)[0], tf.shape(filterbanks)[1], filterbanks.shape[2]
     rows = tf.reshape(tf.transpose(filterbanks, [0, 2, 1]), [-1, frames, 1])
     filters = tf.constant(_delta_delta_filters()[:, 0])  # [taps, 1, 3]

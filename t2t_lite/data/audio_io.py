@@ -118,8 +118,10 @@ def _anti_alias_filter(up: int, down: int) -> np.ndarray:
 
 
 class StreamResampler:
-    """`resample` for a stream that arrives in pieces: the pieces' outputs,
-    joined, are the samples `resample` gives the whole stream.
+    """`resample` for a stream that arrives in pieces.
+
+    The pieces' outputs, joined, are the samples `resample` gives the whole
+    stream.
 
     Each call returns the outputs its input completes: `resample_poly`'s
     filter reaches `10 * max(up, down)` upsampled samples either side, so the
@@ -194,8 +196,10 @@ def audio_files_under(directory: str) -> list[str]:
 
 
 def padded_batch(waveforms: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """`(batch, lengths)`: 1-D waveforms as one zero-padded float32 batch
-    (at least one sample wide, so an empty waveform still makes a batch).
+    """`(batch, lengths)`: 1-D waveforms as one zero-padded float32 batch.
+
+    The batch is at least one sample wide, so an empty waveform still makes a
+    batch.
 
     Example:
     >>> padded_batch([np.ones(2), np.ones(1)])[0].tolist()
@@ -291,8 +295,10 @@ def _decode(source, name: str, sample_rate: int, strict: bool) -> np.ndarray:
 def to_mono(
     samples: np.ndarray, rate: int, sample_rate: int, name: str, strict: bool = False
 ) -> np.ndarray:
-    """`[frames, channels]` float samples at `rate` -> float32 mono at
-    `sample_rate` in [-1, 1] (`read_audio`'s rules for empty and non-finite).
+    """`[frames, channels]` float samples at `rate` -> float32 mono at `sample_rate`.
+
+    The output is in [-1, 1], with `read_audio`'s rules for empty and
+    non-finite samples.
 
     Raises:
       AudioError: (if `strict`) no samples, or NaN/infinite samples.

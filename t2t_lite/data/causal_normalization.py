@@ -47,8 +47,9 @@ VARIANCE_FLOOR = 1e-3
 
 @dataclasses.dataclass(frozen=True)
 class Prior:
-    """Statistics the running ones start from, as if `frames` frames of
-    these had come before the first.
+    """Statistics the running ones start from.
+
+    They count as if `frames` frames of these had come before the first.
 
     Attributes:
         mean: float32 `[mel_bins, channels]`, the mean of unnormalized
@@ -68,8 +69,10 @@ def _as_frames(mask) -> tf.Tensor:
 
 
 class Totals(NamedTuple):
-    """Running sums of counted frames: what the statistics of the frames so
-    far are made of, and what a stream carries from one chunk to the next.
+    """Running sums of counted frames.
+
+    They are what the statistics of the frames so far are made of, and what a
+    stream carries from one chunk to the next.
 
     Attributes:
         count: float32 `[batch, 1, 1, 1]` frames counted.
@@ -96,7 +99,9 @@ class Totals(NamedTuple):
 
 
 def running_totals(values: tf.Tensor, weights: tf.Tensor, start: Totals):
-    """`(mean, variance, count, totals)`: the statistics over `start`'s frames
+    """Running statistics at every frame, and the totals after the last.
+
+    `(mean, variance, count, totals)`: the statistics over `start`'s frames
     and frames `0..t` for every frame `t`, and the totals after the last.
 
     Args:
@@ -161,8 +166,10 @@ def normalize_causally(
 
 
 def normalize_from(features, nonpadding_mask, statistics_mask, start: Totals):
-    """`normalize_causally` continuing from the totals of earlier frames (a
-    stream's chunk): `(normalized, totals after the last frame)`."""
+    """`normalize_causally` continuing from the totals of earlier frames.
+
+    For a stream's chunk: returns `(normalized, totals after the last frame)`.
+    """
     real = _as_frames(nonpadding_mask)
     weights = real if statistics_mask is None else real * _as_frames(statistics_mask)
     mean, variance, _, end = running_totals(features, weights, start)
@@ -170,8 +177,11 @@ def normalize_from(features, nonpadding_mask, statistics_mask, start: Totals):
 
 
 def quiet_frames(features, prior: Prior, floor_db: float) -> tf.Tensor:
-    """Frames whose mean log-mel is more than `floor_db` dB under the prior's
-    (the training set's mean frame): the quiet before and between speech.
+    """Frames quieter than the prior's mean frame by more than `floor_db` dB.
+
+    A frame is quiet when its mean log-mel is more than `floor_db` dB under the
+    prior's (the training set's mean frame): the quiet before and between
+    speech.
 
     Counted, a second of quiet before an utterance pulls its running mean far
     under its speech, and a stream's utterances begin with what is left of a
@@ -194,8 +204,9 @@ def quiet_frames(features, prior: Prior, floor_db: float) -> tf.Tensor:
 
 
 def fill_digital_silence_causally(log_mel, silent, nonpadding_mask) -> tf.Tensor:
-    """Frames of exact digital silence set to a quiet level of the sounding
-    frames before them (`QUIET_STDS` under their running mean, bin by bin).
+    """Frames of exact digital silence set to a quiet level of the sounding frames before them.
+
+    The level is `QUIET_STDS` under their running mean, bin by bin.
 
     Args:
         log_mel: float32 `[batch, frames, bins, 1]`.
@@ -212,8 +223,10 @@ def fill_digital_silence_causally(log_mel, silent, nonpadding_mask) -> tf.Tensor
 
 
 def fill_from(log_mel, silent, nonpadding_mask, start: Totals):
-    """`fill_digital_silence_causally` continuing from the totals of earlier
-    sounding frames (a stream's chunk): `(filled, totals after the last frame)`."""
+    """`fill_digital_silence_causally` continuing from the totals of earlier sounding frames.
+
+    For a stream's chunk: returns `(filled, totals after the last frame)`.
+    """
     silent = tf.cast(silent, tf.bool)
     sounding = tf.cast(nonpadding_mask, tf.bool) & ~silent
     mean, variance, count, end = running_totals(log_mel, _as_frames(sounding), start)

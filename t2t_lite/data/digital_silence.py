@@ -1,5 +1,4 @@
-"""Exact digital silence: runs of exact zeros, cut at a waveform's edges and
-read as a pause inside it.
+"""Exact digital silence (runs of zeros): cut at a waveform's edges, read as a pause inside it.
 
 Exact zeros are what edited clips, VAD-gated or silence-suppressed streams
 and padding clients send. T2T's front end read them as log-mel at the log

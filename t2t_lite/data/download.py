@@ -1,5 +1,4 @@
-"""Resumable, size-checked HTTP download of one large file, and tfds downloads
-that fail fast.
+"""Resumable, size-checked HTTP download of one large file, and tfds downloads that fail fast.
 
 `download` resumes interrupted transfers with HTTP Range requests and
 reports every failure as a `DataError` naming the URL and what to do;

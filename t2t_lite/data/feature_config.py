@@ -220,8 +220,9 @@ AUDIO_HPARAMS = {
 
 
 def store_prior(hparams: HParams, mean, mean_square) -> None:
-    """Keeps a prior's statistics in `hparams` (added or replaced), where
-    `FeatureConfig.from_hparams` finds them.
+    """Keeps a prior's statistics in `hparams`, where `FeatureConfig.from_hparams` finds them.
+
+    They are added, or replace those already there.
 
     Args:
         hparams: the run's hparams, changed in place.

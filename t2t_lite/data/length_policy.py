@@ -1,5 +1,7 @@
-"""Which examples a run keeps, by length: one rule for the input pipeline and
-for the report a run prints before its first step.
+"""Which examples a run keeps, by length.
+
+One rule serves the input pipeline and the report a run prints before its
+first step.
 
 The rule is T2T's: an example is dropped when its inputs are longer than
 `max_input_seq_length`, its targets longer than `max_target_seq_length`, or

@@ -114,10 +114,11 @@ class MixedProblem(Problem):
     # -- splits ---------------------------------------------------------------------
 
     def member_split(self, split: str, data_dir: str | None = None) -> tuple[tuple, str]:
-        """The members a split reads and their split: `test` -> (all, "test"),
-        `test_<member>` -> ((member,), "test"). Another split (e.g. a noisy
-        test split, `test_pink_20db`) is read from the members that have it
-        in `data_dir`.
+        """The members a split reads and their split.
+
+        `test` -> (all, "test"), `test_<member>` -> ((member,), "test").
+        Another split (e.g. a noisy test split, `test_pink_20db`) is read from
+        the members that have it in `data_dir`.
 
         Raises:
           DataError: no member has the split.

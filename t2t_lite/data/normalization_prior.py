@@ -138,11 +138,11 @@ def _saved_prior(output_dir: str) -> tuple[list, list] | None:
 def add_training_prior(
     hparams: HParams, problem: Problem, data_dir: str, output_dir: str
 ) -> FeatureStatistics | None:
-    """Puts the training set's statistics into `hparams` when they ask for a
-    prior (`FeatureConfig.wants_prior`).
+    """Puts the training set's statistics into `hparams` when they ask for a prior.
 
-    A run resumed in `output_dir` takes the statistics it saved; a new run
-    computes them from `data_dir`'s training split.
+    `FeatureConfig.wants_prior` says whether they do. A run resumed in
+    `output_dir` takes the statistics it saved; a new run computes them from
+    `data_dir`'s training split.
 
     Returns:
         The statistics computed, or None (none wanted, or taken from the saved run).

@@ -78,8 +78,11 @@ def equal_width_boundaries(max_length: int, buckets: int) -> list[int]:
 
 @dataclasses.dataclass(frozen=True)
 class BatchingScheme:
-    """Bucket `i` holds lengths in `[boundaries[i-1], boundaries[i])`, batched by
-    `batch_sizes[i]` and (in static mode) padded to length `limits[i]`."""
+    """Length buckets: their boundaries, batch sizes and (in static mode) padded lengths.
+
+    Bucket `i` holds lengths in `[boundaries[i-1], boundaries[i])`, batched by
+    `batch_sizes[i]` and (in static mode) padded to length `limits[i]`.
+    """
 
     boundaries: list[int]
     batch_sizes: list[int]
@@ -233,9 +236,12 @@ def _records(
     repeat: bool,
     seed: int | None,
 ) -> tf.data.Dataset:
-    """The split's serialized records: its shards (this pipeline's share), shuffled
-    and repeated as asked. A mixed problem's training records are drawn from
-    each member's own stream by the mixing weights."""
+    """The split's serialized records, shuffled and repeated as asked.
+
+    They come from its shards (this pipeline's share). A mixed problem's
+    training records are drawn from each member's own stream by the mixing
+    weights.
+    """
     if isinstance(problem, MixedProblem) and mode == TRAIN:
         members = [
             _records(member, mode, data_dir, input_context, shuffle, repeat, seed)
@@ -270,9 +276,11 @@ def _records(
 
 
 def _others(problem: Problem, hparams: HParams, data_dir: str, seed: int | None) -> tuple:
-    """Batches of `problem.others_wanted` other training examples, decoded and
-    ragged, from a second shuffled pass over the training records: one
-    stream, or none when the problem wants none."""
+    """Batches of `problem.others_wanted` other training examples, decoded and ragged.
+
+    They come from a second shuffled pass over the training records: one
+    stream, or none when the problem wants none.
+    """
     wanted = problem.others_wanted(hparams)
     if not wanted:
         return ()

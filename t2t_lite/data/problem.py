@@ -220,8 +220,10 @@ class Problem:
         return {name: example[name] for name in keep}
 
     def others_wanted(self, hparams: HParams) -> int:
-        """How many other training examples `preprocess_example` mixes into each
-        (its `others`); 0, the default, hands it none."""
+        """How many other training examples `preprocess_example` mixes into each.
+
+        They are its `others`; 0, the default, hands it none.
+        """
         del hparams
         return 0
 
@@ -300,9 +302,11 @@ class Problem:
         return None
 
     def padded_shapes(self, limit, hparams: HParams) -> dict:
-        """Static-shape mode: each feature's padded dims (batch excluded) in a
-        bucket that admits example lengths up to `limit`. Features not listed
-        keep the batch's own padding."""
+        """Static-shape mode: each feature's padded dims (batch excluded) in a bucket.
+
+        The bucket admits example lengths up to `limit`. Features not listed
+        keep the batch's own padding.
+        """
         del hparams
         shapes = {"targets": [limit]}
         if self.has_inputs:

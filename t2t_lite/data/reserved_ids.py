@@ -17,8 +17,10 @@ NUM_RESERVED_IDS = 2
 
 
 def is_label(ids):
-    """Elementwise: whether a CTC best-path id is a label, not its blank
-    (the padding id) or EOS. NumPy arrays and tensors alike."""
+    """Elementwise: whether a CTC best-path id is a label, not its blank or EOS.
+
+    The blank is the padding id. NumPy arrays and tensors alike.
+    """
     return (ids != PAD_ID) & (ids != EOS_ID)
 
 

@@ -63,9 +63,10 @@ def num_frames(waveform_lengths, config: FeatureConfig):
 
 
 def clean_waveforms(waveforms, lengths) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-    """Step 1, where audio enters in TensorFlow: non-finite samples read as
-    0, and the exact zeros before the first and after the last nonzero
-    sample cut off.
+    """Step 1, where audio enters in TensorFlow: non-finite samples zeroed, edges trimmed.
+
+    Non-finite samples read as 0, and the exact zeros before the first and
+    after the last nonzero sample are cut off.
 
     Args:
         waveforms: float32 `[batch, samples]`, zero padded.
@@ -80,9 +81,11 @@ def clean_waveforms(waveforms, lengths) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor
 
 
 def trim_edges(waveforms, lengths) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-    """`clean_waveforms`' cut alone, for audio whose non-finite samples were
-    zeroed where it entered (`audio_features.zero_non_finite`): a recording
-    split into pieces has each piece's edges cut, not its samples read again.
+    """`clean_waveforms`' cut alone, for audio whose non-finite samples were already zeroed.
+
+    They were zeroed where it entered (`audio_features.zero_non_finite`): a
+    recording split into pieces has each piece's edges cut, not its samples
+    read again.
 
     Returns: as `clean_waveforms`.
     """
@@ -184,8 +187,10 @@ def unnormalized_features(
 def log_mel_frames(
     waveforms, lengths, frames, config: FeatureConfig, training: bool = False, seed=None
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """Step 2's log-mel filterbank (without the envelope) and which frames
-    start in exact digital silence, for the first `frames` frames.
+    """Step 2's log-mel filterbank (without the envelope) and which frames are silent.
+
+    A frame is silent when it starts in exact digital silence. Both cover the
+    first `frames` frames.
 
     Args:
         waveforms: float32 `[batch, samples]`, cleaned (`clean_waveforms`).

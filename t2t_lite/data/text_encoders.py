@@ -51,9 +51,11 @@ class TextEncoder:
         return self.decode_ids(ids_before_eos(ids))
 
     def token_surfaces(self) -> list[bytes]:
-        """The UTF-8 text each id stands for, `vocab_size` entries (b"" for
-        reserved ids): decoding a sequence joins its ids' surfaces, so a
-        space in a surface is a word boundary (word timestamps read this)."""
+        """The UTF-8 text each id stands for: `vocab_size` entries, b"" for reserved ids.
+
+        Decoding a sequence joins its ids' surfaces, so a space in a surface is
+        a word boundary (word timestamps read this).
+        """
         raise NotImplementedError(f"{type(self).__name__} does not map ids to text pieces")
 
     def tf_encode(self, strings: tf.Tensor) -> tf.RaggedTensor:

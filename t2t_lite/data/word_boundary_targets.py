@@ -18,8 +18,10 @@ from t2t_lite.hparam import HParams
 
 
 def boundary_targets(start_positions, end_positions, num_frames) -> tf.Tensor:
-    """float32 `[num_frames, 2]`: 1 at the frame nearest each word start (column
-    0) and each word end (column 1), else 0; positions off the frames are dropped.
+    """float32 `[num_frames, 2]`: 1 at the frames nearest each word's start and end, else 0.
+
+    Column 0 marks the frame nearest each word start and column 1 the frame
+    nearest each word end; positions off the frames are dropped.
 
     Args:
         start_positions: float `[words]` fractional feature frames (a frame's
@@ -65,9 +67,10 @@ def no_word_times_message(problem, data_dir: str) -> str:
 
 
 def check_word_times(problem, hparams: HParams, data_dir: str) -> None:
-    """Refuses a run that trains a word boundary head on training shards
-    without word times (`has_word_times`): its head would learn that no word
-    ever starts.
+    """Refuses a run that trains a word boundary head on shards without word times.
+
+    On training shards without word times (`has_word_times`) its head would
+    learn that no word ever starts.
 
     Raises:
         ValueError: one sentence naming the problem and what to do.

@@ -15,8 +15,10 @@ WEIGHT_HPARAM = "word_boundary_loss_weight"
 
 
 def boundary_loss_weight(hparams: HParams) -> float:
-    """The word boundary head's loss weight (0: no head; a run saved before
-    the head existed has no such hparam and trained none)."""
+    """The word boundary head's loss weight (0: no head).
+
+    A run saved before the head existed has no such hparam and trained none.
+    """
     return hparams.get(WEIGHT_HPARAM, 0.0)
 
 

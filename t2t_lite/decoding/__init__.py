@@ -1,2 +1,5 @@
-"""From a trained model to text: decode settings, the searches, audio limits,
-word times, scoring, and a trained run's checkpoints."""
+"""From a trained model to text.
+
+Decode settings, the searches, audio limits, word times, scoring, and a
+trained run's checkpoints.
+"""

@@ -157,8 +157,11 @@ class DecodeConfig:
 
     @property
     def confidence_exponent(self) -> float:
-        """The power word confidences are raised to: 1 (raw) while the run's
-        calibration is not resolved (`word_confidence.with_run_calibration`)."""
+        """The power word confidences are raised to.
+
+        1 (raw) while the run's calibration is not resolved
+        (`word_confidence.with_run_calibration`).
+        """
         return self.word_confidence_exponent if self.word_confidence_exponent > 0 else 1.0
 
     def replace(self, **changes) -> DecodeConfig:
@@ -170,9 +173,10 @@ class DecodeConfig:
         return dataclasses.asdict(self)
 
     def for_model(self, model) -> DecodeConfig:
-        """The settings for `model`: an unset `ctc_weight` made the model's
-        (`DEFAULT_CTC_WEIGHT` with a CTC head, 0 without), and checked
-        against what the model can do.
+        """The settings for `model`, checked against what the model can do.
+
+        An unset `ctc_weight` is made the model's (`DEFAULT_CTC_WEIGHT` with a
+        CTC head, 0 without).
 
         Raises:
             ValueError: settings the model cannot honour.

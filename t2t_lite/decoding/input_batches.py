@@ -117,8 +117,9 @@ def text_batches(encoded: list[np.ndarray], batch_size: int) -> Iterator[dict]:
 def record_text_batches(
     problem: Problem, data_dir: str, split: str, hparams, batch_size: int
 ) -> Iterator[dict]:
-    """A text split's examples as model feature batches (with "targets"), zero
-    padded, in record order: shard by shard, no length bucketing, none dropped.
+    """A text split's examples as model feature batches (with "targets"), in record order.
+
+    Zero padded, shard by shard, no length bucketing, none dropped.
 
     Raises:
         DataError / ShardError: the split's shards are missing or damaged.

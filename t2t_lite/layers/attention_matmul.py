@@ -86,8 +86,10 @@ def _row_by_row_matmul(a, b, transpose_b: bool):
 
 
 def _product(a, b, transpose_a: bool = False, transpose_b: bool = False):
-    """One product, row by row when `b` is small enough (decided when traced
-    if the shapes are known, else when run)."""
+    """One product, row by row when `b` is small enough.
+
+    That is decided when traced if the shapes are known, else when run.
+    """
     import tensorflow as tf
 
     def plain():

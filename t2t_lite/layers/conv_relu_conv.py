@@ -16,8 +16,11 @@ _PADDINGS = ("SAME", "LEFT")
 
 
 def _zero_out_padding(x, kernel_size, nonpadding_mask):
-    """T2T's `maybe_zero_out_padding`: only a kernel wider than 1 mixes positions,
-    so only then can padded positions leak into real ones."""
+    """T2T's `maybe_zero_out_padding`: padding zeroed when the kernel is wider than 1.
+
+    Only a kernel wider than 1 mixes positions, so only then can padded
+    positions leak into real ones.
+    """
     if kernel_size == 1 or nonpadding_mask is None:
         return x
     mask = ops.cast(nonpadding_mask, x.dtype)

@@ -5,8 +5,9 @@ from keras import ops
 
 
 def _normalize(x, epsilon: float):
-    """`(x - mean) / sqrt(variance + epsilon)` over the last axis, with the
-    closed-form gradient `r * (g - mean(g) - x_hat * mean(g * x_hat))`.
+    """`(x - mean) / sqrt(variance + epsilon)` over the last axis, with a closed-form gradient.
+
+    The gradient is `r * (g - mean(g) - x_hat * mean(g * x_hat))`.
 
     Autodiff of the forward pass differentiates the mean and the variance
     separately and broadcasts each back to full size; the closed form needs
@@ -36,8 +37,7 @@ def _normalize(x, epsilon: float):
 
 @keras.saving.register_keras_serializable(package="t2t_lite")
 class LayerNorm(keras.layers.LayerNormalization):
-    """`keras.layers.LayerNormalization` over the last axis, computed as T2T's
-    `layer_norm` and with a hand-written gradient.
+    """`keras.layers.LayerNormalization` as T2T's `layer_norm`, with a hand-written gradient.
 
     The weights (`gamma`, `beta`), the config and the numbers are those of
     `keras.layers.LayerNormalization`; over the last axis the normalization

@@ -271,17 +271,22 @@ class MultiHeadAttention(keras.layers.Layer):
         return self._split_heads(keys), self._split_heads(values)
 
     def _project(self, x, *denses):
-        """`x` through several bias-free projections as one matmul with their
-        kernels side by side: fewer, larger matmuls, and one input gradient
-        instead of a sum of three. The Dense layers still own the kernels."""
+        """`x` through several bias-free projections as one matmul.
+
+        Their kernels sit side by side: fewer, larger matmuls, and one input
+        gradient instead of a sum of three. The Dense layers still own the
+        kernels.
+        """
         kernels = [ops.cast(dense.kernel, self.compute_dtype) for dense in denses]
         fused = ops.matmul(ops.cast(x, self.compute_dtype), ops.concatenate(kernels, axis=-1))
         ends = np.cumsum([kernel.shape[-1] for kernel in kernels])
         return ops.split(fused, [int(end) for end in ends[:-1]], axis=-1)
 
     def project_key_values(self, memory):
-        """Keys and values of `memory` `[batch, length, channels]`, split into
-        heads `[batch, heads, length, depth]` (what `cache` takes, precomputed)."""
+        """Keys and values of `memory` `[batch, length, channels]`, split into heads.
+
+        Each is `[batch, heads, length, depth]` (what `cache` takes, precomputed).
+        """
         keys, values = self._project(memory, self._key_dense, self._value_dense)
         return self._split_heads(keys), self._split_heads(values)
 

@@ -180,8 +180,11 @@ class SpeechFrontEnd(keras.layers.Layer):
 
     @staticmethod
     def output_length(frames):
-        """Output frames for `frames` input frames: each stride-2 block keeps
-        every second frame, so `ceil(ceil(frames / 2) / 2)` (int or tensor)."""
+        """Output frames for `frames` input frames (int or tensor).
+
+        Each stride-2 block keeps every second frame, so
+        `ceil(ceil(frames / 2) / 2)`.
+        """
         for _ in range(_NUM_STRIDED_BLOCKS):
             frames = (frames + 1) // 2
         return frames
@@ -202,9 +205,13 @@ class SpeechFrontEnd(keras.layers.Layer):
 
     @staticmethod
     def frames_per_output():
-        """`(reduction, first_middle)`: input frames between output frames (4),
-        and the input frame at the middle of what output frame 0 sees (7);
-        output frame `t`'s middle is input frame `first_middle + reduction * t`."""
+        """`(reduction, first_middle)`: where output frames fall among input frames.
+
+        `reduction` is the input frames between output frames (4), and
+        `first_middle` the input frame at the middle of what output frame 0
+        sees (7); output frame `t`'s middle is input frame
+        `first_middle + reduction * t`.
+        """
         first, last = SpeechFrontEnd.input_frames_seen(0)
         return SpeechFrontEnd.input_frames_seen(1)[0] - first, (first + last) // 2
 

@@ -1,5 +1,6 @@
-"""Which kernels TensorFlow runs the ops being traced with: oneDNN's or its own,
-and whether XLA compiles them.
+"""Which kernels TensorFlow runs the ops being traced with, and whether XLA compiles them.
+
+The kernels are oneDNN's or TensorFlow's own.
 
 The attention asks these while it is traced (`attention_matmul`), so they
 live in `layers`, which imports nothing else of t2t-lite; `t2t_lite.platform`
@@ -34,8 +35,9 @@ def tf_uses_onednn() -> bool:
 
 
 def in_xla_context() -> bool:
-    """Whether the ops being traced now will be compiled by XLA
-    (`jit_compile=True`, or a TPU computation).
+    """Whether the ops being traced now will be compiled by XLA.
+
+    XLA compiles them under `jit_compile=True`, or in a TPU computation.
 
     Returns:
         True inside an XLA context; False in eager code, in a plain

@@ -78,9 +78,11 @@ class TransformerDecoderLayer(TransformerLayerBase):
         self.built = True
 
     def initial_cache(self, batch_size, max_length: int | None, memory=None) -> dict:
-        """The cache for decoding against `memory`: `max_length` positions at
-        most in a fixed-length buffer, or (None) one that grows as the steps
-        need."""
+        """The cache for decoding against `memory`.
+
+        It holds `max_length` positions at most in a fixed-length buffer, or
+        (None) one that grows as the steps need.
+        """
         if max_length is None:
             cache = {GROWING: self._self_attention.initial_cache(batch_size, 0)}
         else:

@@ -76,8 +76,11 @@ class TransformerEncoderLayer(TransformerLayerBase):
         return self._ffn_post(y, previous=x, training=training)
 
     def initial_stream_cache(self, batch_size) -> dict:
-        """`stream`'s cache before the first chunk: no keys or values yet, and
-        zeros for the causal convolution's left padding."""
+        """`stream`'s cache before the first chunk.
+
+        It has no keys or values yet, and zeros for the causal convolution's
+        left padding.
+        """
         heads = self.num_heads
         cache = {
             "keys": ops.zeros((batch_size, heads, 0, self.key_channels // heads)),

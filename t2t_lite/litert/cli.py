@@ -28,10 +28,12 @@ def _read(path: str, sample_rate: int) -> np.ndarray:
 
 
 def _streamed(recognizer, waveform: np.ndarray) -> list[str]:
-    """The finals of `waveform` streamed and cut by the export's endpoint
-    rules (the server's loop, `streaming.driver`), each final the streamed
-    state's (`stream_final.tflite`); each changed partial and each final on
-    stderr as they come."""
+    """The finals of `waveform` streamed and cut by the export's endpoint rules.
+
+    The server's loop (`streaming.driver`), each final the streamed state's
+    (`stream_final.tflite`); each changed partial and each final on stderr as
+    they come.
+    """
     from t2t_lite.streaming.driver import stream_recording
 
     last = ""

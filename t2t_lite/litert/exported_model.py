@@ -1,5 +1,7 @@
-"""An on-device export loaded into LiteRT's interpreter: what the speech and
-text runners share (the files, the vocabulary, one run of the model)."""
+"""An on-device export loaded into LiteRT's interpreter: what the speech and text runners share.
+
+The files, the vocabulary, one run of the model.
+"""
 
 from __future__ import annotations
 

@@ -69,8 +69,11 @@ class LiteRtTranscriber(ExportedModel):
         return np.split(waveform, ends[:-1])
 
     def transcribe(self, waveform: np.ndarray) -> Decoded:
-        """One recording of any length: its text and score (a split
-        recording's score is the sum over its pieces, as the SavedModel's)."""
+        """One recording of any length: its text and score.
+
+        A split recording's score is the sum over its pieces, as the
+        SavedModel's.
+        """
         texts, score = [], 0.0
         for piece in self.pieces(waveform):
             ids, piece_score = self.ids(piece)

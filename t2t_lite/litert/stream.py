@@ -45,8 +45,10 @@ from t2t_lite.streaming.stateful_backend import StatefulBackend
 
 
 class _Graph:
-    """One `.tflite` run by name: inputs by their names, outputs by the
-    export's `outputs` list (the converter names them Identity, Identity_1, ...)."""
+    """One `.tflite` run by name: inputs by their names, outputs by the export's `outputs` list.
+
+    The converter names the outputs Identity, Identity_1, ...
+    """
 
     def __init__(self, path: str, output_names: list[str], num_threads: int):
         self._interpreter = load_interpreter(path, num_threads)
@@ -114,8 +116,9 @@ class LiteRtStreamingRecognizer(StatefulBackend):
         return int(self._state["frames_done"])
 
     def accept_waveform(self, samples) -> str:
-        """Takes the next samples (float32, the model's rate); returns the
-        partial transcript of everything so far.
+        """Takes the next samples (float32, the model's rate); returns the partial transcript.
+
+        The partial covers everything so far.
 
         Raises:
             ValueError: the utterance would pass the export's longest.

@@ -52,8 +52,10 @@ class Vocabulary:
             return cls.from_json(handle.read())
 
     def decode(self, ids: Iterable[int]) -> str:
-        """Text of `ids` up to the first EOS, padding skipped; invalid UTF-8
-        becomes U+FFFD, as the SavedModel's detokenizer does."""
+        """Text of `ids` up to the first EOS, padding skipped.
+
+        Invalid UTF-8 becomes U+FFFD, as the SavedModel's detokenizer does.
+        """
         pieces = [self.surfaces[token] for token in ids_before_eos(ids)]
         text = b"".join(pieces).decode("utf-8", errors="replace")
         return text.lstrip(" ") if self.strip_first_space else text

@@ -1,5 +1,4 @@
-"""Building the model a run trains: the one place the trainer, the decoder and
-the exporter create it."""
+"""Building the model a run trains: the one place the trainer, decoder and exporter create it."""
 
 from __future__ import annotations
 
@@ -11,8 +10,10 @@ from t2t_lite.hparam import HParams
 def build_model(
     problem: Problem, hparams: HParams, model_name: str = "transformer", data_dir: str | None = ""
 ):
-    """The registered model `model_name` for `problem` and `hparams`, with every
-    variable created (one call on a dummy batch of the problem's shapes).
+    """The registered model `model_name` for `problem` and `hparams`, its variables created.
+
+    Every variable is created by one call on a dummy batch of the problem's
+    shapes.
 
     Args:
         problem: gives the model's vocabulary sizes and input modality

@@ -36,9 +36,11 @@ MAX_DRAWN_CHUNK_FRAMES = 25
 
 
 def chunk_attention_mask(length, chunk_frames, left_chunks=0):
-    """bool `[length, length]`: query `i` sees key `j` when `j`'s chunk is not
-    after `i`'s (`j // chunk_frames <= i // chunk_frames`) and, with
-    `left_chunks > 0`, at most `left_chunks` chunks before it.
+    """bool `[length, length]`: which keys each query sees under chunked attention.
+
+    Query `i` sees key `j` when `j`'s chunk is not after `i`'s
+    (`j // chunk_frames <= i // chunk_frames`) and, with `left_chunks > 0`,
+    at most `left_chunks` chunks before it.
 
     Args:
         length: frames (int or scalar tensor).
@@ -59,8 +61,11 @@ def chunk_attention_mask(length, chunk_frames, left_chunks=0):
 
 
 def draw_chunk_frames(length, seed_generator: keras.random.SeedGenerator):
-    """One training batch's chunk size (int32 scalar): `length` (full context)
-    with `FULL_CONTEXT_PROBABILITY`, else uniform in `1..MAX_DRAWN_CHUNK_FRAMES`."""
+    """One training batch's chunk size (int32 scalar): full context or a drawn size.
+
+    It is `length` (full context) with `FULL_CONTEXT_PROBABILITY`, else uniform
+    in `1..MAX_DRAWN_CHUNK_FRAMES`.
+    """
     full = keras.random.uniform((), seed=seed_generator) < FULL_CONTEXT_PROBABILITY
     drawn = keras.random.randint(
         (), 1, MAX_DRAWN_CHUNK_FRAMES + 1, dtype="int32", seed=seed_generator
@@ -69,10 +74,12 @@ def draw_chunk_frames(length, seed_generator: keras.random.SeedGenerator):
 
 
 def draw_left_chunks(length, chunk_frames, seed_generator: keras.random.SeedGenerator):
-    """One training batch's left context in chunks (int32 scalar), U2++'s
-    draw: uniform in `0 .. chunks - 1` for the `chunks` of `chunk_frames`
+    """One training batch's left context in chunks (int32 scalar), U2++'s draw.
+
+    It is uniform in `0 .. chunks - 1` for the `chunks` of `chunk_frames`
     that `length` frames hold, where 0 is unlimited (a chunk size of full
-    context has one chunk: always unlimited)."""
+    context has one chunk: always unlimited).
+    """
     chunks = (ops.cast(length, "int32") - 1) // ops.cast(chunk_frames, "int32") + 1
     uniform = keras.random.uniform((), seed=seed_generator)
     return ops.minimum(ops.cast(uniform * ops.cast(chunks, "float32"), "int32"), chunks - 1)

@@ -295,8 +295,11 @@ class Transformer(keras.Model):
         return self.input_modality is not None
 
     def encoded_length(self, input_length):
-        """The encoder output's length for `input_length` input positions
-        (frames for speech, which the front end reduces; tokens for text)."""
+        """The encoder output's length for `input_length` input positions.
+
+        The positions are frames for speech, which the front end reduces, and
+        tokens for text.
+        """
         if self.input_modality == "speech":
             return self.speech_front_end.output_length(input_length)
         return input_length
@@ -304,9 +307,12 @@ class Transformer(keras.Model):
     # -- training-time computation --------------------------------------------------
 
     def add_position(self, x, start_index=0):
-        """`x` `[batch, length, hidden]` with the timing signal of positions
-        `start_index..` added (`pos="timing"`; else unchanged): the encoder,
-        the decoder, one decode step and a streamed chunk all position this way."""
+        """`x` with the timing signal of positions `start_index..` added.
+
+        `x` is `[batch, length, hidden]`; the signal is added with
+        `pos="timing"`, else `x` is unchanged. The encoder, the decoder, one
+        decode step and a streamed chunk all position this way.
+        """
         return self.timing_signal(x, start_index=start_index) if self.pos == "timing" else x
 
     def encode(self, features: dict, training=None, chunk_frames=None, left_chunks=0):
@@ -365,8 +371,11 @@ class Transformer(keras.Model):
         return self.decode(features["targets"], memory, memory_mask, training=training)
 
     def call_with_heads(self, features, training=None) -> TrainingOutputs:
-        """The training forward pass: the decoder's logits, as `call` returns
-        them, and each auxiliary head's (None for a head the model lacks)."""
+        """The training forward pass: the decoder's logits and each auxiliary head's.
+
+        The decoder's logits are as `call` returns them; a head the model lacks
+        gives None.
+        """
         memory, memory_mask = (None, None)
         if self.has_inputs:
             memory, memory_mask = self.encode(features, training=training)
@@ -394,8 +403,11 @@ class Transformer(keras.Model):
         return outputs.logits, outputs.ctc_logits, outputs.ctc_mask
 
     def word_boundary_logits(self, features, memory):
-        """float32 `[batch, frames, 2]` logits of a word starting / ending at
-        each feature frame (`WordBoundaryHead`), from `encode`'s output."""
+        """float32 `[batch, frames, 2]` logits of a word starting / ending at each frame.
+
+        `WordBoundaryHead` gives them for each feature frame, from `encode`'s
+        output.
+        """
         if self.word_boundary_head is None:
             raise ValueError(
                 "word_boundary_logits needs a model built with word_boundary_head=True."

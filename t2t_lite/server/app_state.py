@@ -1,5 +1,7 @@
-"""What the server's routes share: the application's keys, its config, and
-JSON answers (every error is `{"error": sentence}`)."""
+"""What the server's routes share: the application's keys, its config, and JSON answers.
+
+Every error is `{"error": sentence}`.
+"""
 
 from __future__ import annotations
 
@@ -72,8 +74,11 @@ def not_ready(app: web.Application) -> web.Response:
 def words_json(
     words: tuple[TimedWord, ...] | None, offset: float = 0.0, duration: float | None = None
 ) -> list | None:
-    """Timed words as JSON objects, their times moved by `offset` seconds
-    (and kept within `duration` seconds of audio, when given)."""
+    """Timed words as JSON objects, their times moved by `offset` seconds.
+
+    When `duration` is given, the times are kept within that many seconds of
+    audio.
+    """
     if words is None:
         return None
     limit = float("inf") if duration is None else duration

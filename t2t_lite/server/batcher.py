@@ -30,8 +30,10 @@ class _Pending:
 def length_groups(
     lengths: Sequence[int], max_batch: int, max_length_ratio: float
 ) -> list[list[int]]:
-    """Indices of `lengths` cut into batches: sorted by length, at most
-    `max_batch` each, the longest at most `max_length_ratio` x the shortest.
+    """Indices of `lengths` cut into batches, sorted by length.
+
+    At most `max_batch` each, the longest at most `max_length_ratio` x the
+    shortest.
 
     Example:
     >>> length_groups([100, 900, 120, 1000, 110], max_batch=2, max_length_ratio=2.0)

@@ -49,8 +49,9 @@ class Transcript:
 
 
 def newest_version(export_dir: str) -> str:
-    """The newest numeric version directory under `export_dir` (TF Serving's
-    model base path), or `export_dir` itself when it is a version.
+    """The newest numeric version directory under `export_dir`, or `export_dir` itself.
+
+    `export_dir` is TF Serving's model base path, or itself a version.
 
     Raises:
         ExportNotFoundError: neither holds a saved_model.pb.
@@ -114,9 +115,11 @@ class ExportedSpeechModel:
         )
 
     def warm_up(self) -> None:
-        """Runs one second of quiet noise through the graphs: TensorFlow's first
-        call of a loaded signature optimizes its graph (seconds), which
-        otherwise the first request would wait for."""
+        """Runs one second of quiet noise through the graphs, so the first request need not wait.
+
+        TensorFlow's first call of a loaded signature optimizes its graph
+        (seconds), which otherwise the first request would wait for.
+        """
         noise = np.random.default_rng(0).uniform(-0.05, 0.05, self.sample_rate)
         self.transcribe([noise.astype(np.float32)])
         if self.streams:
@@ -157,8 +160,10 @@ class ExportedSpeechModel:
         return StreamStep(partial, silence, out)
 
     def finish_stream(self, state: dict) -> Transcript:
-        """A stream's final transcript (`stream_final`: the joint search over
-        what it streamed), with its timed words where the export has them."""
+        """A stream's final transcript, with its timed words where the export has them.
+
+        It is `stream_final`'s: the joint search over what it streamed.
+        """
         out = self._loaded.signatures[FINAL_SIGNATURE](**state)
         out = {name: value.numpy() for name, value in out.items()}
         if "num_words" not in out:  # an export from before streamed finals were timed

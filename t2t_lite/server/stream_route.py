@@ -72,8 +72,10 @@ def _control(session: StreamSession, text: str) -> dict | None:
 
 
 async def _final(request: web.Request, session: StreamSession, ws, whole: bool = False) -> None:
-    """Transcribes the current utterance (batched) and sends its final
-    (`whole`: all its audio; else up to its endpoint)."""
+    """Transcribes the current utterance (batched) and sends its final.
+
+    With `whole`, all its audio; else up to its endpoint.
+    """
     utterance = session.take_utterance(whole)
     if not utterance.audio.size:
         return

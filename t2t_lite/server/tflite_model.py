@@ -1,5 +1,6 @@
-"""An on-device export served: `t2t-lite-exporter --format=tflite`'s
-directory, run by LiteRT's interpreter behind the same routes.
+"""An on-device export served behind the same routes, run by LiteRT's interpreter.
+
+The export is `t2t-lite-exporter --format=tflite`'s directory.
 
     model = TfliteSpeechModel("/exports/asr_tflite")
     model.transcribe([waveform])   # -> [Transcript(text=..., score=..., words=None)]

@@ -193,11 +193,13 @@ class ServingModule(tf.Module):
         return self.serve.get_concrete_function()
 
     def signatures(self) -> dict:
-        """Every signature to save: `serving_default`, for a speech model
-        with a CTC head `transcribe_timed` (the best transcript's words with
-        their start and end seconds and confidences), and for one trained
-        with `use_dynamic_chunk` `stream_start`, `stream_step` and
-        `stream_final` (`streaming/graph.py`)."""
+        """Every signature to save: `serving_default`, then those the model can serve.
+
+        For a speech model with a CTC head `transcribe_timed` (the best
+        transcript's words with their start and end seconds and confidences),
+        and for one trained with `use_dynamic_chunk` `stream_start`,
+        `stream_step` and `stream_final` (`streaming/graph.py`).
+        """
         signatures = {"serving_default": self.signature()}
         if hasattr(self, "serve_timed"):
             signatures["transcribe_timed"] = self.serve_timed.get_concrete_function()
@@ -211,8 +213,9 @@ class ServingModule(tf.Module):
 
     @staticmethod
     def _paired(first, second, first_rank: int, message: str):
-        """`first` and `second` checked in the graph: ranks (`first_rank`, 1)
-        and the same first dimension, else the request fails with `message`.
+        """`first` and `second` checked in the graph, else the request fails with `message`.
+
+        Checked: ranks (`first_rank`, 1) and the same first dimension.
 
         A loaded signature called from Python checks dtypes but not ranks;
         checking in the graph gives every client TF's own shape error.
@@ -245,8 +248,10 @@ class ServingModule(tf.Module):
         )
 
     def _best_with_times(self, searched: dict, num_rows) -> dict:
-        """Each recording's best transcript, its score and, with a CTC head,
-        its timed words (`transcribe_timed`'s outputs)."""
+        """Each recording's best transcript, its score and, with a CTC head, its timed words.
+
+        These are `transcribe_timed`'s outputs.
+        """
         texts = self._parts.encoders["targets"].tf_decode(searched["ids"][:, 0])
         result = {
             "outputs": join_pieces(texts, searched["rows"], num_rows),
@@ -259,9 +264,12 @@ class ServingModule(tf.Module):
         return result
 
     def _serve_speech_biased(self, waveform, waveform_length, phrases, phrase_boosts):
-        """`serving_default` (`transcribe_timed` with a CTC head) biased towards
-        the request's phrases (`decoding/search/phrase_bias.py`): each
-        earns its boost per matched byte, in any case."""
+        """`serving_default` biased towards the request's phrases.
+
+        `transcribe_timed` with a CTC head. The bias is
+        `decoding/search/phrase_bias.py`'s: each phrase earns its boost per
+        matched byte, in any case.
+        """
         waveform, waveform_length = self._checked_waveforms(waveform, waveform_length)
         phrases, boosts = self._paired(
             phrases, phrase_boosts, 1, "phrases and phrase_boosts must have the same length"

@@ -45,9 +45,11 @@ from t2t_lite.streaming.state import FixedSizeState
 
 
 def stream_graphs(model, run_config: RunConfig, decode_config: DecodeConfig):
-    """`(step, final, fixed, chunk fields)`: the two fixed-shape
-    `tf.function`s, their `FixedSizeState`, and the chunk's `StreamManifest`
-    fields (what the runner needs to know).
+    """The two fixed-shape streaming `tf.function`s, their state and the chunk's fields.
+
+    `(step, final, fixed, chunk fields)`: the two `tf.function`s, their
+    `FixedSizeState`, and the chunk's `StreamManifest` fields (what the
+    runner needs to know).
 
     Raises:
         ValueError: see `check_exported_final`.
@@ -115,8 +117,10 @@ def initial_state_npz(fixed: FixedSizeState) -> bytes:
 
 
 def stream_files(model, run_config: RunConfig, decode_config: DecodeConfig, convert, quantization):
-    """`({file name: bytes}, StreamManifest)`: the streaming files of a
-    streaming model, converted by `convert(function, quantization)`."""
+    """`({file name: bytes}, StreamManifest)`: a streaming model's streaming files.
+
+    Each is converted by `convert(function, quantization)`.
+    """
     step, final, fixed, chunk_fields = stream_graphs(model, run_config, decode_config)
     files = {
         STEP_FILE: convert(step, quantization),

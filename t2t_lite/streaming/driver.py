@@ -76,8 +76,10 @@ class DriverStep:
 
 @dataclasses.dataclass(frozen=True)
 class EndedUtterance:
-    """An ended utterance: its audio at the backend's rate and where it
-    starts; `streamed`: the backend's `finish_stream` of it, when asked."""
+    """An ended utterance: its audio at the backend's rate and where it starts.
+
+    `streamed`: the backend's `finish_stream` of it, when asked.
+    """
 
     index: int
     audio: np.ndarray
@@ -202,8 +204,11 @@ class StreamDriver:
         return 0.0 if self.rules is None else self.rules.silence_after_speech / 2
 
     def _cut(self, seconds: float) -> int:
-        """The sample of this utterance `seconds` in; at least a chunk in, so
-        the stream always moves on (whatever the rules' settings)."""
+        """The sample of this utterance `seconds` in, at least a chunk in.
+
+        At least a chunk, so the stream always moves on (whatever the rules'
+        settings).
+        """
         least = min(self.chunk, self._samples)
         return int(np.clip(round(seconds * self.rate), least, self._samples))
 
@@ -228,8 +233,10 @@ class StreamDriver:
         return utterance
 
     def _next_utterance(self, cut: int) -> None:
-        """Starts the next utterance at sample `cut` of this one; the audio
-        after it is stepped again, in the new state."""
+        """Starts the next utterance at sample `cut` of this one.
+
+        The audio after it is stepped again, in the new state.
+        """
         carry = np.concatenate(self._audio)[cut:] if self._audio else np.zeros(0, np.float32)
         self.utterances += 1
         self._begin_utterance(self._start_sample + cut)
@@ -257,8 +264,10 @@ def stream_recording(
     endpointed: bool = True,
     streamed_finals: bool = False,
 ) -> list[str]:
-    """A recording streamed as a client streams it: chunk by chunk at the
-    backend's rate, then its end; the texts of its utterances' finals, in order.
+    """A recording streamed as a client streams it; the texts of its utterances' finals.
+
+    It is sent chunk by chunk at the backend's rate, then its end; the finals
+    come in order.
 
     Args:
         backend: what steps it (`StreamBackend`).

@@ -34,9 +34,11 @@ from t2t_lite.layers.speech_front_end import SpeechFrontEnd
 
 
 def front_end_outputs_ready(stable_frames):
-    """How many front-end outputs stable input frames determine (int or
-    tensor): output `t` is ready when its last input frame
-    (`input_frames_seen(t)[1]`, which grows by a fixed stride) is stable."""
+    """How many front-end outputs stable input frames determine (int or tensor).
+
+    Output `t` is ready when its last input frame (`input_frames_seen(t)[1]`,
+    which grows by a fixed stride) is stable.
+    """
     last_of_first = SpeechFrontEnd.input_frames_seen(0)[1]
     stride = SpeechFrontEnd.input_frames_seen(1)[1] - last_of_first
     return ops.maximum((stable_frames - last_of_first + stride - 1) // stride, 0)
@@ -44,8 +46,10 @@ def front_end_outputs_ready(stable_frames):
 
 @dataclasses.dataclass
 class EncoderState:
-    """What the encoder carries between chunks: the output frames emitted and
-    every layer's `stream` cache."""
+    """What the encoder carries between chunks: output frames emitted and layer caches.
+
+    The output frames emitted, and every layer's `stream` cache.
+    """
 
     frames_done: int
     layer_caches: list
@@ -88,8 +92,10 @@ class StreamingEncoder:
         return EncoderState(0, [layer.initial_stream_cache(1) for layer in layers])
 
     def encode_chunk(self, features, first_output, size, total_frames, caches: list, offset=0):
-        """One chunk of `size` output frames from `first_output` on (ints or
-        scalar tensors: eager and in a graph alike).
+        """One chunk of `size` output frames from `first_output` on.
+
+        The frame numbers are ints or scalar tensors: eager and in a graph
+        alike.
 
         Args:
             features: float32 `[1, frames, bins, channels]`: the utterance's
@@ -120,8 +126,7 @@ class StreamingEncoder:
         return ops.cast(model.encoder_norm(x), "float32"), new_caches
 
     def advance(self, features, stable_frames: int, state: EncoderState, final: bool = False):
-        """Encodes every chunk the stable features complete (all that is left
-        when `final`).
+        """Encodes every chunk the stable features complete (all that is left when `final`).
 
         Args:
             features: float32 `[1, frames, bins, channels]`, the audio so far.

@@ -39,9 +39,10 @@ class Endpoint(enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class StreamStep:
-    """One streaming step's answer (an export's `stream_step`, or a
-    recognizer's through `StatefulBackend`): the partial, the seconds since
-    its last label, and the next state."""
+    """One streaming step's answer: the partial, the seconds since its last label, the next state.
+
+    An export's `stream_step`, or a recognizer's through `StatefulBackend`.
+    """
 
     partial: str
     trailing_silence: float
@@ -71,8 +72,11 @@ class EndpointRules:
 
     @classmethod
     def from_settings(cls, settings: dict) -> EndpointRules:
-        """The rules decode hparams `settings` (a dict by hparam name, as an
-        export's metadata keeps them) give; a rule they lack keeps its default."""
+        """The rules decode hparams `settings` give; a rule they lack keeps its default.
+
+        `settings` is a dict by hparam name, as an export's metadata keeps
+        them.
+        """
         return cls(**{
             rule: float(settings[hparam])
             for hparam, rule in ENDPOINT_HPARAMS.items()
@@ -85,8 +89,11 @@ class EndpointRules:
         return cls.from_settings(config.values())
 
     def check(self, spoke: bool, trailing_silence: float, utterance: float) -> Endpoint:
-        """The decision for an utterance `utterance` seconds long whose last
-        `trailing_silence` seconds hold no label (`spoke`: any label at all)."""
+        """The endpoint decision for an utterance `utterance` seconds long.
+
+        Its last `trailing_silence` seconds hold no label; `spoke`: it holds
+        any label at all.
+        """
         if utterance >= self.max_utterance:
             return Endpoint.FINAL if spoke else Endpoint.DISCARD
         if not spoke:

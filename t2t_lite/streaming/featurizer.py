@@ -114,8 +114,10 @@ class IncrementalFeaturizer:
         return state
 
     def level_dbfs(self, state) -> tf.Tensor:
-        """The RMS level of the stream's samples after the cut (-inf for none),
-        as `audio_features.level_dbfs` measures a whole utterance."""
+        """The RMS level of the stream's samples after the cut (-inf for none).
+
+        Measured as `audio_features.level_dbfs` measures a whole utterance.
+        """
         mean = state["energy"] / tf.maximum(tf.cast(state["samples"], tf.float32), 1.0)
         return 10.0 * tf.math.log(mean) / tf.math.log(10.0)
 

@@ -63,8 +63,11 @@ ENCODER_STATE = ("frames_done", "keys", "values", "conv_inputs", "memory")
 
 
 def can_stream(model) -> bool:
-    """Whether an export of `model` streams: a speech model trained with
-    `use_dynamic_chunk`, with a CTC head (partials, endpoints)."""
+    """Whether an export of `model` streams.
+
+    It does for a speech model trained with `use_dynamic_chunk`, with a CTC
+    head (partials, endpoints).
+    """
     return (
         model.input_modality == "speech"
         and has_ctc_head(model)
@@ -176,10 +179,12 @@ class StreamingGraph:
         return caches
 
     def advance(self, waveform, state: dict, final: bool = False) -> tuple[dict, tf.Tensor]:
-        """`(state, frames)`: the state after featurizing `waveform`,
-        encoding what the features so far make ready (with `final`: all of
-        it) and the CTC prefix search over the new encoder frames (the
-        partial's), and the utterance's feature frames (0 while it has no speech).
+        """`(state, frames)`: the state after `waveform`, and the utterance's feature frames.
+
+        The state after featurizing `waveform`, encoding what the features so
+        far make ready (with `final`: all of it) and the CTC prefix search
+        over the new encoder frames (the partial's); the frames are 0 while
+        the utterance has no speech.
 
         Args:
             waveform: float32 `[1, samples]`, finite.
@@ -265,31 +270,40 @@ class StreamingGraph:
         return state, frames
 
     def _nonempty(self, memory):
-        """`(memory, frames)`: an empty memory as one zero frame of length 0
-        (the searches need a frame; length 0 decodes to nothing)."""
+        """`(memory, frames)`: an empty memory as one zero frame of length 0.
+
+        The searches need a frame; length 0 decodes to nothing.
+        """
         frames = tf.shape(memory)[1:2]
         padded = tf.pad(memory, [[0, 0], [0, tf.maximum(1 - frames[0], 0)], [0, 0]])
         return padded, frames
 
     def step(self, waveform, state: dict) -> tuple[tf.Tensor, tf.Tensor, dict]:
-        """`(partial ids [1, labels], trailing blank frames [], state)` after
-        `waveform` `[1, samples]`: the CTC prefix search's best prefix, and
-        the frames since the CTC head's best path's last label."""
+        """`(partial ids [1, labels], trailing blank frames [], state)` after `waveform`.
+
+        `waveform` is `[1, samples]`. The partial is the CTC prefix search's
+        best prefix; the trailing blank frames, the frames since the CTC
+        head's best path's last label.
+        """
         waveform = zero_non_finite(waveform)  # where a client's audio enters
         state, _ = self.advance(waveform, state)
         search = self.prefix_search
         return search.best(state), search.trailing_blank_frames(state), state
 
     def final(self, state: dict) -> tuple[tf.Tensor, tf.Tensor, WordTimes | None]:
-        """`(ids [1, length], score [1], word times)`: the final transcript
-        of the utterance, and its words' times given a `word_timer` (else None)."""
+        """`(ids [1, length], score [1], word times)`: the utterance's final transcript.
+
+        Its words' times given a `word_timer`, else None.
+        """
         state, frames = self.advance(tf.zeros([1, 0]), state, final=True)
         ids, scores = self.search(state["memory"])
         return ids, scores, self.word_times(state, frames, ids)
 
     def search(self, memory) -> tuple[tf.Tensor, tf.Tensor]:
-        """`(ids [1, length], score [1])`: the joint search over the streamed
-        encoder output `memory` `[1, frames, hidden]`."""
+        """`(ids [1, length], score [1])`: the joint search over the streamed encoder output.
+
+        The output is `memory` `[1, frames, hidden]`.
+        """
         memory, frames = self._nonempty(memory)
         ids, scores = model_search(
             self.model, {"inputs_length": frames}, self.decode_config, self.cap,
@@ -298,9 +312,12 @@ class StreamingGraph:
         return ids[:, 0], scores[:, 0]
 
     def word_times(self, state: dict, feature_frames, ids) -> WordTimes | None:
-        """The times of `ids` `[1, length]`'s words in the ended utterance
-        (`state` after `advance(..., final=True)`, which gave `feature_frames`),
-        as the decoder times them; None without a `word_timer`."""
+        """The times of `ids` `[1, length]`'s words in the ended utterance.
+
+        `state` is after `advance(..., final=True)`, which gave
+        `feature_frames`. The words are timed as the decoder times them; None
+        without a `word_timer`.
+        """
         if self.word_timer is None:
             return None
         memory, frames = self._nonempty(state["memory"])

@@ -134,25 +134,31 @@ class StreamingRecognizer(StatefulBackend):
 
     @property
     def trailing_blank_frames(self) -> int:
-        """Encoder frames after the last label of the CTC head's best path so
-        far, all of them before one: what endpointing reads (the SavedModel's
-        `stream_step` output of the same name)."""
+        """Encoder frames after the last label of the CTC head's best path so far.
+
+        All of them before one: what endpointing reads (the SavedModel's
+        `stream_step` output of the same name).
+        """
         return int(self.graph.prefix_search.trailing_blank_frames(self._state))
 
     def _advance(self, chunk, final: bool) -> None:
         self._state, self._frames = self._advance_graph[final](chunk[None], self._state)
 
     def accept_waveform(self, chunk) -> str:
-        """Takes the next samples (float32, the model's rate); returns the
-        partial transcript of everything so far."""
+        """Takes the next samples (float32, the model's rate); returns the partial transcript.
+
+        The partial covers everything so far.
+        """
         chunk = finite_samples(np.asarray(chunk, np.float32).reshape(-1))
         self._advance(chunk, final=False)
         return self.target_encoder.decode(self.graph.prefix_search.best(self._state)[0].numpy())
 
     def finalize(self) -> str:
-        """The final transcript: the rest of the audio encoded, then the
-        `stream_final` pass; its words timed in `final_words`. Call `reset`
-        before the next utterance."""
+        """The final transcript: the rest of the audio encoded, then the `stream_final` pass.
+
+        Its words are timed in `final_words`. Call `reset` before the next
+        utterance.
+        """
         self._advance(np.zeros(0, np.float32), final=True)
         if not self.encoded_frames:
             return ""

@@ -40,8 +40,11 @@ def attention_log_probs(model, memory, hypotheses: list[list[int]]) -> np.ndarra
 def rescore(
     model, memory, nbest: list[tuple[list[int], float]], ctc_weight: float, alpha: float
 ) -> tuple[list[int], float]:
-    """The best of `nbest` (`(ids, CTC log probability)` pairs) by the joint
-    score, and that score; `([], 0.0)` when there is nothing to rescore."""
+    """The best of `nbest` by the joint score, and that score.
+
+    `nbest` holds `(ids, CTC log probability)` pairs; `([], 0.0)` when there
+    is nothing to rescore.
+    """
     if not nbest or int(memory.shape[1]) == 0:
         return [], 0.0
     attention = attention_log_probs(model, memory, [ids for ids, _ in nbest])

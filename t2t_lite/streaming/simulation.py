@@ -30,8 +30,11 @@ from t2t_lite.streaming.recognizer import StreamingRecognizer
 
 @dataclasses.dataclass
 class StreamTiming:
-    """One recording streamed: per chunk, where its audio ends, its compute
-    time and its partial; then the final and finalize's compute time."""
+    """The timing of one recording streamed.
+
+    Per chunk, where its audio ends, its compute time and its partial; then
+    the final and finalize's compute time.
+    """
 
     audio_ends: list[float]
     computes: list[float]
@@ -57,11 +60,14 @@ class StreamTiming:
         return self.final_ready() - (self.audio_ends[-1] if self.audio_ends else 0.0)
 
     def word_delays(self, word_ends: dict[int, float], exact: bool = True) -> list[float]:
-        """For each final word `i` with a known end in the audio
+        """The delay of each final word with a known end: seconds until a partial shows it.
+
+        For each final word `i` with a known end in the audio
         (`word_ends[i]`, seconds), the seconds from that end to the first
         partial that shows it (the final's own time when none does): a
         partial whose first `i + 1` words are the final's (`exact`), or that
-        has `i + 1` words at all, however spelled (the word was emitted)."""
+        has `i + 1` words at all, however spelled (the word was emitted).
+        """
         words = self.final.split()
 
         def shows(partial: str, i: int) -> bool:
@@ -79,8 +85,10 @@ class StreamTiming:
 
 
 def stream(recognizer: StreamingRecognizer, waveform: np.ndarray) -> tuple[StreamTiming, Decoded]:
-    """`waveform` through the streaming loop as one utterance, each step
-    timed; its timing and its streamed final."""
+    """`waveform` through the streaming loop as one utterance: its timing and streamed final.
+
+    Each step is timed.
+    """
     timing = StreamTiming([], [], [], "", 0.0)
     final = Decoded(("",), (0.0,))
 
@@ -99,10 +107,12 @@ def stream(recognizer: StreamingRecognizer, waveform: np.ndarray) -> tuple[Strea
 
 
 class StreamingTranscriber:
-    """The decoder's streaming simulation (decode hparam `chunk_frames`),
-    called as `WaveformTranscriber` is: `(waveforms, lengths)` -> per
+    """The decoder's streaming simulation (decode hparam `chunk_frames`).
+
+    Called as `WaveformTranscriber` is: `(waveforms, lengths)` -> per
     recording a `Decoded` of its final (one beam, score 0: the stream keeps
-    no beam scores) with its words timed (`StreamingRecognizer.final_words`)."""
+    no beam scores) with its words timed (`StreamingRecognizer.final_words`).
+    """
 
     timed_words = True  # a streaming model has the CTC head word times need
 
@@ -126,8 +136,7 @@ class StreamingTranscriber:
     transcribe = __call__  # as `WaveformTranscriber.transcribe`, words timed
 
     def summary(self) -> dict:
-        """Real-time factor, per-chunk compute and final latency (ms), over
-        every recording streamed so far."""
+        """Real-time factor, per-chunk compute and final latency (ms) of every recording so far."""
         chunks = [c for t in self.timings for c in t.computes]
         audio = sum(t.audio_ends[-1] for t in self.timings if t.audio_ends)
         finals = [t.final_latency() for t in self.timings]

@@ -1,5 +1,6 @@
-"""The streaming state's tensors: empty ones from a spec, and the state at
-fixed shapes for a client that needs every call the same size.
+"""The streaming state's tensors: empty ones from a spec, and the state at fixed shapes.
+
+Fixed shapes serve a client that needs every call the same size.
 
     fixed = FixedSizeState(graph, max_samples=20 * 16000 + 10240)
     padded = fixed.pad(graph.start())       # every tensor at `fixed.spec()`'s shape
@@ -27,8 +28,10 @@ LENGTH_SUFFIX = "_length"
 
 
 def with_shape(tensor: tf.Tensor, shape) -> tf.Tensor:
-    """`tensor` with its static shape set to `shape` (checked eagerly): what
-    `tf.ensure_shape` does, without the op TFLite's builtins lack."""
+    """`tensor` with its static shape set to `shape` (checked eagerly).
+
+    What `tf.ensure_shape` does, without the op TFLite's builtins lack.
+    """
     tensor.set_shape(shape)
     return tensor
 

@@ -60,8 +60,10 @@ class StreamingBoundaryHead:
         return empty_state(self.state_spec())
 
     def ready_frames(self, feature_frames, encoder_frames):
-        """Feature frames whose nearest encoder frame is among the first
-        `encoder_frames` (more encoder frames cannot change it)."""
+        """Feature frames whose nearest encoder frame is among the first `encoder_frames`.
+
+        More encoder frames cannot change it.
+        """
         head = self.head
         # encoder_frame_of: floor((j - first_middle) / step + 0.5) <= T - 1.
         bound = (tf.cast(encoder_frames, tf.float32) - 0.5) * head.frames_per_step
@@ -125,14 +127,18 @@ class StreamingBoundaryHead:
 
     @staticmethod
     def _conv(layer, inputs):
-        """A "same" `Conv1D` layer's kernel, bias and activation, without its
-        padding: the window carries the frames either side."""
+        """A "same" `Conv1D` layer's kernel, bias and activation, without its padding.
+
+        The window carries the frames either side.
+        """
         outputs = ops.conv(ops.cast(inputs, layer.compute_dtype), layer.kernel, padding="valid")
         return ops.cast(layer.activation(ops.add(outputs, layer.bias)), "float32")
 
 
 def _from_frame_zero(first, count):
-    """float32 `[1, count, 1]`: 0 for window positions before frame 0
-    (`first` is position 0's frame), 1 after."""
+    """float32 `[1, count, 1]`: 0 for window positions before frame 0, 1 after.
+
+    `first` is position 0's frame.
+    """
     frames = first + tf.range(count)
     return tf.cast(frames >= 0, tf.float32)[None, :, None]

@@ -1,2 +1,5 @@
-"""Training: the model and optimizer built for a run, the distributed loop that
-survives a kill, its schedules, metrics and checkpoints."""
+"""Training: the model and optimizer built for a run, and the loop that trains them.
+
+The distributed loop survives a kill; its schedules, metrics and checkpoints
+are here too.
+"""

@@ -1,5 +1,7 @@
-"""Building a trainer's parts from hparams: the one place t2t-lite-trainer and
-the tests make the model, the optimizer and the `Trainer` they are handed to.
+"""Building a trainer's parts from hparams: the model, the optimizer and the `Trainer`.
+
+This is the one place t2t-lite-trainer and the tests make the model, the
+optimizer and the `Trainer` they are handed to.
 
 Both are built inside `strategy.scope()`, and the optimizer's slots before
 the first distributed step: under `tf.distribute` a Keras 3 optimizer must
@@ -26,8 +28,10 @@ from t2t_lite.training.trainer import EvalDecoder, Trainer, TrainerConfig
 def build_optimizer(
     hparams: HParams, train_steps: int, model: keras.Model
 ) -> keras.optimizers.Optimizer:
-    """The optimizer `hparams` name, on T2T's schedule, with its slots built
-    for `model`'s weights. Call it inside the strategy's scope.
+    """The optimizer `hparams` name, on T2T's schedule, with its slots built.
+
+    Its slots are built for `model`'s weights. Call it inside the strategy's
+    scope.
 
     Args:
         hparams: the run's hparams (`optimizer`, the schedule's, and

@@ -5,8 +5,11 @@ from keras import ops
 
 
 def _handle(variable):
-    """The resource handle of a Keras variable or of a `tf.Variable` (under a
-    distribution strategy's update, the current device's component)."""
+    """The resource handle of a Keras variable or of a `tf.Variable`.
+
+    Under a distribution strategy's update, it is the current device's
+    component.
+    """
     return (variable.value if isinstance(variable, keras.Variable) else variable).handle
 
 

@@ -40,8 +40,11 @@ ANY_RUN_READS = frozenset(
 
 
 def model_hparams_read(hparams: HParams, model_name: str) -> set[str]:
-    """What the registered model `model_name` reads: its `HPARAMS`, else
-    (it declares nothing) every hparam, so that none is wrongly reported."""
+    """What the registered model `model_name` reads: its `HPARAMS`, else every hparam.
+
+    A model that declares nothing counts as reading every hparam, so that none
+    is wrongly reported.
+    """
     declared = getattr(registry.model(model_name), "HPARAMS", None)
     return set(hparams.keys()) if declared is None else set(declared)
 

@@ -76,8 +76,10 @@ class LoopSchedule:
         save_every: int,
         evaluate_every: int,
     ) -> LoopSchedule:
-        """The schedule of a run at `step` (0, or a resumed checkpoint's step);
-        `evaluate_every` 0 means no evaluation during training."""
+        """The schedule of a run at `step` (0, or a resumed checkpoint's step).
+
+        `evaluate_every` 0 means no evaluation during training.
+        """
         return cls(
             train_steps=train_steps,
             iterations_per_loop=iterations_per_loop,

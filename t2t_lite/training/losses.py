@@ -1,5 +1,6 @@
-"""T2T's padded cross-entropy with label smoothing, an auxiliary CTC loss,
-and the word boundary head's loss.
+"""T2T's padded cross-entropy with label smoothing, and the auxiliary heads' losses.
+
+The auxiliary losses are a CTC loss and the word boundary head's loss.
 
 Each comes as a sum over the batch (with the count it sums over), so that
 the train step can divide by the count of the global batch.

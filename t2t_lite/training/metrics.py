@@ -1,5 +1,7 @@
-"""The trainer's metrics as Keras metrics: per-window training statistics and
-T2T's teacher-forced evaluation metrics.
+"""The trainer's metrics as Keras metrics.
+
+They are per-window training statistics and T2T's teacher-forced evaluation
+metrics.
 
 They accumulate in float64 on the host, from values the training loop or an
 evaluation batch has already summed, so a long window or evaluation adds

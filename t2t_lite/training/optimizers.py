@@ -1,5 +1,7 @@
-"""Optimizers from core Keras (Adam with a fused update, T2T's Adafactor), configured by T2T's
-hparam names."""
+"""Optimizers from core Keras, configured by T2T's hparam names.
+
+They are Adam with a fused update, and T2T's Adafactor.
+"""
 
 from __future__ import annotations
 
@@ -60,12 +62,12 @@ def batch_counter(optimizer: keras.optimizers.Optimizer):
 
 
 def scheduled_learning_rate(optimizer: keras.optimizers.Optimizer) -> float:
-    """The learning-rate schedule's value at the optimizer's batch count, as
-    Keras applies it and the trainer logs it.
+    """The learning-rate schedule's value at the optimizer's batch count.
 
-    Keras 3 keeps the schedule in `_learning_rate` and has no public getter
-    for it (its `learning_rate` property evaluates it at the batch count).
-    A learning rate that is not a schedule is read through that property.
+    It is the value Keras applies and the trainer logs. Keras 3 keeps the
+    schedule in `_learning_rate` and has no public getter for it (its
+    `learning_rate` property evaluates it at the batch count). A learning rate
+    that is not a schedule is read through that property.
     """
     inner = getattr(optimizer, "inner_optimizer", optimizer)
     schedule = inner._learning_rate

@@ -18,8 +18,11 @@ def _workers_in_tf_config() -> int:
 
 
 def resolve_strategy_name(name: str, tpu: str | None) -> str:
-    """`auto` -> tpu with --tpu, multi_worker when TF_CONFIG names >1 worker,
-    mirrored with >1 GPU, else default."""
+    """The strategy to run: `name`, or for `auto` the one that fits the run.
+
+    `auto` -> tpu with --tpu, multi_worker when TF_CONFIG names >1 worker,
+    mirrored with >1 GPU, else default.
+    """
     if name not in STRATEGIES:
         raise ValueError(f"unknown --strategy={name}; use one of {', '.join(STRATEGIES)}.")
     if name != "auto":

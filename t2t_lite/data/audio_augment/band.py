@@ -15,8 +15,11 @@ SKIRT_OCTAVES = 0.5
 
 
 def band_gain(hertz, low_hz, high_hz) -> tf.Tensor:
-    """The band's gain at `hertz`: 1 inside [low_hz, high_hz], falling to 0 half
-    an octave outside each edge."""
+    """The band's gain at `hertz`: 1 inside the band, tapering to 0 outside it.
+
+    The band is [low_hz, high_hz]; the gain falls to 0 half an octave outside
+    each edge.
+    """
     hertz = tf.maximum(tf.cast(hertz, tf.float32), 1e-3)
     below = tf.clip_by_value(tf.math.log(hertz / low_hz) / np.log(2) / SKIRT_OCTAVES + 1, 0, 1)
     above = tf.clip_by_value(tf.math.log(high_hz / hertz) / np.log(2) / SKIRT_OCTAVES + 1, 0, 1)

@@ -203,8 +203,10 @@ class AugmentConfig:
 
     @property
     def enabled(self) -> bool:
-        """Whether any augmentation of `augment_waveform` is on (the pauses
-        are `pause_after`'s and `pause_before`'s)."""
+        """Whether any augmentation of `augment_waveform` is on.
+
+        The pauses are not among them: they are `pause_after`'s and `pause_before`'s.
+        """
         return any(
             (
                 self.speed_enabled,
@@ -217,8 +219,10 @@ class AugmentConfig:
 
     @classmethod
     def from_hparams(cls, hparams) -> AugmentConfig:
-        """The config that `hparams` asks for; missing `aug_*` hparams take
-        `AUGMENT_HPARAMS`' defaults (off), `sample_rate` is `audio_sample_rate`.
+        """The config that `hparams` asks for.
+
+        Missing `aug_*` hparams take `AUGMENT_HPARAMS`' defaults (off), and
+        `sample_rate` is `audio_sample_rate`.
 
         Example:
           >>> from t2t_lite.hparam import HParams
@@ -348,10 +352,11 @@ def augment_waveform(waveform, config: AugmentConfig, seed=None, voices=None) ->
 
 
 def pause_after(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
-    """`pause.append_pause` with `config.pause_prob`, from its own stream of
-    the example's seed; after `augment_waveform` (and after a speed
-    perturbation's stretch is measured: the pause stretches no word time).
-    Use it in training only.
+    """Appends a pause to `waveform` with probability `config.pause_prob`.
+
+    `pause.append_pause`, from its own stream of the example's seed; after
+    `augment_waveform` (and after a speed perturbation's stretch is measured:
+    the pause stretches no word time). Use it in training only.
 
     Example:
       >>> config = AugmentConfig(pause_prob=1.0, pause_seconds=(0.25, 0.25))
@@ -374,9 +379,11 @@ def pause_after(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
 
 
 def pause_before(waveform, config: AugmentConfig, seed=None) -> tuple[tf.Tensor, tf.Tensor]:
-    """`pause.prepend_pause` with `config.lead_prob` (as loud as `pause_db`),
-    from its own stream of the example's seed: `(waveform, lead samples)`,
-    the lead 0 where no pause was drawn. Use it in training only.
+    """Prepends a pause to `waveform` with probability `config.lead_prob`.
+
+    `pause.prepend_pause` (as loud as `pause_db`), from its own stream of the
+    example's seed. Returns `(waveform, lead samples)`, the lead 0 where no
+    pause was drawn. Use it in training only.
 
     Example:
       >>> config = AugmentConfig(lead_prob=1.0, lead_seconds=(0.25, 0.25))
@@ -400,11 +407,12 @@ def pause_before(waveform, config: AugmentConfig, seed=None) -> tuple[tf.Tensor,
 
 
 def microphone(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
-    """What the microphone adds last: a room's noise floor at an absolute level
-    (`floor.add_floor`, with `config.floor_prob`) under everything, pauses
-    included, then its band (`band.band_limit`, with `config.band_prob`), each
-    from its own stream of the example's seed. Apply after `pause_before`.
-    Use it in training only.
+    """What the microphone adds last: a room's noise floor, then the microphone's band.
+
+    The floor is at an absolute level (`floor.add_floor`, with
+    `config.floor_prob`) under everything, pauses included; the band is
+    `band.band_limit`, with `config.band_prob`. Each comes from its own stream
+    of the example's seed. Apply after `pause_before`. Use it in training only.
 
     Example:
       >>> config = AugmentConfig(floor_prob=1.0, floor_dbfs=(-60.0, -60.0))

@@ -1,5 +1,8 @@
-"""A pause before or after the utterance: a stretch of quieter noise, as a
-long recording's pauses and a live stream's silence before speech are."""
+"""A pause before or after the utterance: a stretch of quieter noise.
+
+Such a stretch is what a long recording's pauses and a live stream's silence
+before speech are.
+"""
 
 from __future__ import annotations
 
@@ -67,8 +70,10 @@ def prepend_pause(waveform, seconds: tuple[float, float], below_db: tuple[float,
 
 
 def _pause_noise(waveform, seconds, below_db, sample_rate, seed) -> tf.Tensor:
-    """float32 `[pause]`: white noise of a drawn length `below_db` (drawn)
-    under `waveform`'s RMS level."""
+    """float32 `[pause]`: white noise of a drawn length, quieter than `waveform`.
+
+    Its level is `below_db` (drawn) under `waveform`'s RMS level.
+    """
     length_seed, level_seed, noise_seed = split_seed(stateless_seed(seed), 3)
     length = tf.cast(
         tf.round(uniform(length_seed, float(seconds[0]), float(seconds[1])) * sample_rate),

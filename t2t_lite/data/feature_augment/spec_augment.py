@@ -1,5 +1,7 @@
-"""SpecAugment's frequency and time masks (Park et al., 2019), for one
-utterance's normalized features, keyed by a stateless seed.
+"""SpecAugment's frequency and time masks (Park et al., 2019).
+
+The masks apply to one utterance's normalized features, keyed by a stateless
+seed.
 
 `SpecAugmentConfig` holds the masks' settings (hparams `specaugment_<field>`,
 read by `FeatureConfig.from_hparams`); `spec_augment` applies them.

@@ -19,8 +19,10 @@ from t2t_lite.decoding.run_config import RunConfig
 
 
 def input_tokens(num_ids):
-    """An input's length as `max_input_tokens` counts it: its ids and the EOS
-    appended to them (an int for an int, a tensor for a tensor)."""
+    """An input's length as `max_input_tokens` counts it: its ids and the EOS after them.
+
+    An int for an int, a tensor for a tensor.
+    """
     return num_ids + 1
 
 

@@ -31,8 +31,11 @@ PAUSE_DB = 30.0
 
 
 def frame_sizes(sample_rate: int, segment_seconds: float) -> tuple[int, int, int]:
-    """`(hop, max_frames, min_pause_frames)`: samples per frame, the most
-    frames in a piece, the fewest frames in a pause."""
+    """The frame sizes of the rules: `(hop, max_frames, min_pause_frames)`.
+
+    Samples per frame, the most frames in a piece, the fewest frames in a
+    pause.
+    """
     hop = int(round(FRAME_SECONDS * sample_rate))
     max_frames = max(2, int(segment_seconds / FRAME_SECONDS))
     min_pause_frames = max(1, int(round(MIN_PAUSE_SECONDS / FRAME_SECONDS)))
@@ -40,8 +43,11 @@ def frame_sizes(sample_rate: int, segment_seconds: float) -> tuple[int, int, int
 
 
 def max_piece_samples(sample_rate: int, segment_seconds: float) -> int:
-    """The longest piece the rules make: `max_frames` whole frames and the
-    partial frame at a recording's end (a recording this long is one piece)."""
+    """The longest piece the rules make, in samples.
+
+    `max_frames` whole frames and the partial frame at a recording's end (a
+    recording this long is one piece).
+    """
     hop, max_frames, _ = frame_sizes(sample_rate, segment_seconds)
     return max_frames * hop + hop - 1
 

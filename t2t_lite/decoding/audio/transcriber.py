@@ -42,8 +42,11 @@ NEEDS_CTC_HEAD = (
 
 
 def _pieces(waveforms, lengths, run_config: RunConfig, decode_config: DecodeConfig):
-    """Recordings -> the features of their pieces, each piece's recording, and
-    where its first sample after the cut lies in its recording (seconds)."""
+    """Recordings -> the features of their pieces, each piece's recording and start.
+
+    A piece's start is where its first sample after the cut lies in its
+    recording (seconds).
+    """
     waveforms = audio_features.zero_non_finite(tf.convert_to_tensor(waveforms, tf.float32))
     rate = run_config.features.sample_rate
     pieces, piece_lengths, rows = split_recordings(
@@ -56,9 +59,11 @@ def _pieces(waveforms, lengths, run_config: RunConfig, decode_config: DecodeConf
 
 
 def piece_features(pieces, piece_lengths, run_config: RunConfig, decode_config: DecodeConfig):
-    """Waveform pieces -> model features (`featurize_batch`), a piece without
-    speech given frame length 0 (it decodes to ""), and how many leading
-    samples of each were exact zeros cut off (`digital_silence`).
+    """Waveform pieces -> model features and the leading zeros cut off each.
+
+    The features are `featurize_batch`'s, a piece without speech given frame
+    length 0 (it decodes to ""); the cut is how many leading samples of each
+    were exact zeros cut off (`digital_silence`).
 
     The pieces' samples are finite: every caller zeroes the non-finite ones
     where the audio enters (`audio_features.zero_non_finite`), before the
@@ -86,8 +91,10 @@ def search_pieces(
     cap: int,
     phrases: dict | None = None,
 ):
-    """Splits recordings into pieces (`long_form.split_recordings`), featurizes
-    and decodes the pieces as one batch, keeping what word times need.
+    """Decodes recordings as one batch of pieces, keeping what word times need.
+
+    The recordings are split into pieces (`long_form.split_recordings`), and
+    the pieces featurized and decoded as one batch.
 
     Args:
         model: a speech `Transformer`.
@@ -120,10 +127,13 @@ def search_pieces(
 
 
 def timing_inputs(model, features: dict, memory) -> dict:
-    """What word times read of an encoded batch: for a model with a CTC head
-    `ctc_log_probs [batch, frames, vocab]`, `encoded_lengths [batch]` and
-    `frame_lengths [batch]` (feature frames); with a word boundary head also
-    `boundary_probs [batch, feature_frames, 2]`; else nothing."""
+    """What word times read of an encoded batch, by the heads the model has.
+
+    For a model with a CTC head `ctc_log_probs [batch, frames, vocab]`,
+    `encoded_lengths [batch]` and `frame_lengths [batch]` (feature frames);
+    with a word boundary head also `boundary_probs [batch, feature_frames, 2]`;
+    else nothing.
+    """
     timing = {}
     if has_ctc_head(model):
         timing["ctc_log_probs"] = model.ctc_log_probs(memory)
@@ -135,8 +145,10 @@ def timing_inputs(model, features: dict, memory) -> dict:
 
 
 def _transcripts(searched: dict) -> tuple:
-    """`(ids, scores, rows)` of `search_pieces`' result: every piece's beams
-    and the recording each piece came from."""
+    """`(ids, scores, rows)` of `search_pieces`' result.
+
+    Every piece's beams and the recording each piece came from.
+    """
     return searched["ids"], searched["scores"], searched["rows"]
 
 
@@ -156,8 +168,10 @@ def time_words(searched: dict, timer: WordTimer, num_rows):
 
 
 def encoded_word_times(timing: dict, timer: WordTimer, ids, offsets=None):
-    """`WordTimes` of hypotheses `ids [batch, length]` over what
-    `timing_inputs` gave, `offsets [batch]` seconds added."""
+    """`WordTimes` of hypotheses `ids [batch, length]` over what `timing_inputs` gave.
+
+    `offsets [batch]` seconds are added to the times.
+    """
     if "ctc_log_probs" not in timing:
         raise ValueError(NEEDS_CTC_HEAD)
     return timer(
@@ -171,8 +185,9 @@ def encoded_word_times(timing: dict, timer: WordTimer, ids, offsets=None):
 
 
 class WaveformTranscriber:
-    """The SavedModel's speech path in process: `search_pieces`, traced once,
-    with each recording's piece texts joined as the graph joins them.
+    """The SavedModel's speech path in process: `search_pieces`, traced once.
+
+    Each recording's piece texts are joined as the graph joins them.
 
     Args:
         model, run_config, decode_config, cap: as for `search_pieces`.
@@ -234,8 +249,10 @@ class WaveformTranscriber:
     def of_run(
         cls, run: TrainedRun, decode_config: DecodeConfig
     ) -> tuple[WaveformTranscriber, str]:
-        """`(transcriber, checkpoint)`: `run`'s model restored, transcribing
-        with `decode_config` as the decoder and the SavedModel do."""
+        """`(transcriber, checkpoint)`: `run`'s model restored, transcribing with `decode_config`.
+
+        It transcribes as the decoder and the SavedModel do.
+        """
         model, checkpoint = run.restored_model()
         encoder = run.problem.feature_encoders(run.data_dir)["targets"]
         cap = decode_cap(run.run_config, decode_config)
@@ -246,8 +263,11 @@ class WaveformTranscriber:
         return self._beams(ids, scores, rows, len(lengths))
 
     def timed(self, waveforms, lengths) -> list[Decoded]:
-        """As calling it, with each recording's words of its best beam timed
-        (`word_times`); needs a model with a CTC head (`timed_words`)."""
+        """As calling it, with each recording's words of its best beam timed.
+
+        The words are timed by `word_times`; needs a model with a CTC head
+        (`timed_words`).
+        """
         if self._transcribe_timed is None:
             raise ValueError(NEEDS_CTC_HEAD)
         ids, scores, rows, times = self._transcribe_timed(waveforms, lengths)

@@ -103,8 +103,10 @@ class TrainedRun:
 
     @property
     def run_config(self) -> RunConfig:
-        """What decoding reads of the run's hparams (`RunConfig`), typed once
-        (with the problem's hparams a run saved before them lacks)."""
+        """What decoding reads of the run's hparams (`RunConfig`), typed once.
+
+        It takes the problem's hparams that a run saved before them lacks.
+        """
         self.problem.add_hparams(self.hparams)
         return RunConfig.from_hparams(self.hparams)
 

@@ -12,8 +12,11 @@ DECODE_METRICS = ("wer", "cer", "bleu", "sequence_accuracy")
 
 
 def decode_metrics(problem) -> list[str]:
-    """What decoding a problem's data reports: its `eval_metrics` that score
-    text (WER, CER, BLEU), then sequence accuracy, always (exact matches)."""
+    """The metrics decoding a problem's data reports.
+
+    Its `eval_metrics` that score text (WER, CER, BLEU), then sequence
+    accuracy, always (exact matches).
+    """
     metrics = [m for m in problem.eval_metrics if m in DECODE_METRICS and m != "sequence_accuracy"]
     return metrics + ["sequence_accuracy"]
 

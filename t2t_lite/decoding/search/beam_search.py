@@ -81,8 +81,10 @@ class BeamState(NamedTuple):
 
 
 class Candidates(NamedTuple):
-    """A step's best one-token extensions of the alive beams (`grow_topk`),
-    `[batch, candidates, ...]`, in the ranking's order."""
+    """A step's best one-token extensions of the alive beams (`grow_topk`).
+
+    `[batch, candidates, ...]`, in the ranking's order.
+    """
 
     ranked: Ranked  # their ids, scores and what the ranking needs
     seq: tf.Tensor  # int32: the parent's sequence with the new token
@@ -190,9 +192,11 @@ class BeamSearch:
         return self.result(final, initial_ids.shape[0])
 
     def initial_state(self, initial_ids: tf.Tensor) -> BeamState:
-        """The loop's start: only beam 0 alive; the copies get -INF so the
-        first step draws every candidate from beam 0 (T2T: "initial_ids are
-        prob 1.0")."""
+        """The loop's start: only beam 0 alive.
+
+        The copies get -INF so the first step draws every candidate from beam
+        0 (T2T: "initial_ids are prob 1.0").
+        """
         batch_size = shape_list(initial_ids)[0]
         alive_log_probs = tf.tile(tf.constant([[0.0] + [-INF] * (self.width - 1)]), [batch_size, 1])
         alive_seq = expand_to_beam_size(initial_ids, self.width)[:, :, None]
@@ -241,9 +245,12 @@ class BeamSearch:
         return state._replace(step=state.step + 1)
 
     def score_columns(self, state: BeamState):
-        """Every beam's candidate tokens and their weighted step scores
-        `[batch, width, columns]`, the ranking's terms of them, and each
-        scorer's new state."""
+        """Every beam's candidate tokens and weighted step scores, ranking terms and new states.
+
+        The tokens and their weighted step scores are `[batch, width,
+        columns]`; then the ranking's terms of them, and each scorer's new
+        state.
+        """
         states = dict(zip(self.order, state.scorer_states, strict=True))
         new_states, total = {}, 0.0
         batch_size = shape_list(state.alive_seq)[0]
@@ -313,8 +320,11 @@ class BeamSearch:
         )
 
     def grow_finished(self, state: BeamState, topk: Candidates) -> BeamState:
-        """The new finished set: the best width of the finished sequences
-        and the candidates that just emitted EOS (others ranked last by -INF)."""
+        """The new finished set: the best width of the finished and the newly ended sequences.
+
+        The newly ended are the candidates that just emitted EOS (others are
+        ranked last by -INF).
+        """
         finished_seq = state.finished_seq
         if not self.use_fixed_shapes:  # keep old finished sequences as long as the new ones
             finished_seq = tf.pad(finished_seq, [[0, 0], [0, 0], [0, 1]])
@@ -413,7 +423,10 @@ def scored_beam_search(
     alpha: float,
     **options,
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """`BeamSearch(scorers, beam_size, decode_length, vocab_size, alpha,
-    **options)(initial_ids)`: the search's ids and scores."""
+    """Runs `BeamSearch` from `initial_ids`: the search's ids and scores.
+
+    `BeamSearch(scorers, beam_size, decode_length, vocab_size, alpha,
+    **options)(initial_ids)`.
+    """
     search = BeamSearch(scorers, beam_size, decode_length, vocab_size, alpha, **options)
     return search(initial_ids)

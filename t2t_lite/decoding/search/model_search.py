@@ -1,5 +1,4 @@
-"""Decoding with a trained model: the one search that eval, the decoder CLI
-and the SavedModel share.
+"""Decoding with a trained model: the one search eval, the decoder CLI and the SavedModel share.
 
 `model_search` encodes a batch once and runs, as the decode hparams say:
 
@@ -51,8 +50,11 @@ def decode_cap(run_config: RunConfig, decode_config: DecodeConfig) -> int:
 
 
 def decode_length(encoded_length, extra_length: int, cap: int):
-    """T2T's decode length: encoder positions + `extra_length`, rounded up to
-    `LENGTH_QUANTUM`, in `[1, cap]` (a tensor for a tensor)."""
+    """T2T's decode length: encoder positions + `extra_length`, in `[1, cap]`.
+
+    The sum is rounded up to `LENGTH_QUANTUM`, then held in `[1, cap]` (a
+    tensor for a tensor).
+    """
     wanted = encoded_length + extra_length
     wanted = LENGTH_QUANTUM * ((wanted + LENGTH_QUANTUM - 1) // LENGTH_QUANTUM)
     return tf.clip_by_value(wanted, 1, cap)

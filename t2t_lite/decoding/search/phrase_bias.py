@@ -114,8 +114,11 @@ def phrase_features(phrases: list[tuple[str, float]], encoder: TextEncoder) -> d
 
 
 def tf_phrase_features(phrases: tf.Tensor, boosts: tf.Tensor) -> dict:
-    """`phrase_features` as TF ops (a SavedModel's request): string `[P]` and
-    float `[P]` -> the features, spaces collapsed, each phrase in its three cases."""
+    """`phrase_features` as TF ops, for a SavedModel's request.
+
+    String `[P]` and float `[P]` -> the features, spaces collapsed, each
+    phrase in its three cases.
+    """
     cleaned = tf.strings.strip(tf.strings.regex_replace(phrases, r"\s+", " "))
     cases = tf.concat([cleaned, tf.strings.lower(cleaned), tf.strings.upper(cleaned)], axis=0)
     return {
@@ -188,8 +191,11 @@ class PhraseBiasScorer(Scorer):
         return tf.reduce_sum(at * padded, axis=-1)
 
     def _may_extend(self, state):
-        """`[b, beam, P]`: phrases whose match may take one more token (a
-        running match, or any phrase at a word start), and the token each expects."""
+        """`[b, beam, P]`: phrases whose match may take one more token, and their next tokens.
+
+        Such a match is a running match, or any phrase at a word start; each
+        phrase comes with the token it expects.
+        """
         progress = state["progress"]
         running = tf.logical_or(progress > 0, state["word_start"][:, :, None])
         return tf.logical_and(running, progress < self.lengths), self._expected(progress)

@@ -1,5 +1,6 @@
-"""The ranking of a search whose scorer may take a bonus back: no bonus that
-is taken back ever displaces a beam.
+"""The ranking of a search whose scorer may take a bonus back.
+
+No bonus that is taken back ever displaces a beam.
 
 A scorer that `takes_back` (a phrase bias: a running match's bonus is
 subtracted again if the match fails) reports each extension's
@@ -57,8 +58,11 @@ class ProvisionalRanking(Ranking):
         )
 
     def step_terms(self, new_states: dict) -> tuple:
-        """`(held, failed)` `[batch, width, vocab]`: the weighted provisional
-        bonus and whether a match failed with nothing completed."""
+        """`(held, failed)` `[batch, width, vocab]`: provisional bonuses and failed matches.
+
+        `held` is the weighted provisional bonus; `failed`, whether a match
+        failed with nothing completed.
+        """
         held = sum(
             weight * scorer.provisional(new_states[scorer]) for scorer, weight in self.scorers
         )
@@ -97,8 +101,11 @@ class ProvisionalRanking(Ranking):
         )
 
     def pick_alive(self, ranked: Ranked, eos: tf.Tensor) -> tuple:
-        """The best `beam_size` by the score kept for sure that did not emit
-        EOS, then the best holders of a provisional bonus not already kept."""
+        """The alive beams: the best by the score kept for sure, then provisional holders.
+
+        The best `beam_size` by the score kept for sure that did not emit EOS,
+        then the best holders of a provisional bonus not already kept.
+        """
         sure, kept, held = ranked.extra
         in_sure_half = tf.range(5 * self.beam_size) < 3 * self.beam_size
         eligible = in_sure_half & kept & ~eos

@@ -62,8 +62,11 @@ class Ranking:
         return Ranked(ids, log_probs, scores, may_finish=tf.constant(True))
 
     def pick_alive(self, ranked: Ranked, eos: tf.Tensor) -> tuple:
-        """The candidates kept alive (indices `[batch, width]`), their scores
-        and the ranking's state of them: the best that did not emit EOS."""
+        """The candidates kept alive: the best that did not emit EOS.
+
+        Their indices `[batch, width]`, their scores and the ranking's state
+        of them.
+        """
         _, pick = tf.math.top_k(ranked.scores - INF * tf.cast(eos, tf.float32), k=self.beam_size)
         return pick, gather_beams(ranked.log_probs, pick), ()
 

@@ -110,8 +110,9 @@ class Scorer:
         raise NotImplementedError(f"{type(self).__name__} must implement select")
 
     def provisional(self, new_state) -> tf.Tensor:
-        """The part of each extension's summed score that a later step may
-        take back (a `takes_back` full scorer only).
+        """The part of each extension's summed score that a later step may take back.
+
+        A `takes_back` full scorer only.
 
         Args:
             new_state: what `score` returned.
@@ -122,9 +123,10 @@ class Scorer:
         raise NotImplementedError(f"{type(self).__name__} must implement provisional")
 
     def failed(self, new_state) -> tf.Tensor:
-        """Where an extension takes back every provisional bonus its
-        hypothesis held and keeps none of it (a match failed with no phrase
-        complete; a `takes_back` full scorer only).
+        """Where an extension takes back every provisional bonus its hypothesis held.
+
+        It keeps none of it: a match failed with no phrase complete. A
+        `takes_back` full scorer only.
 
         Args:
             new_state: what `score` returned.
@@ -135,8 +137,11 @@ class Scorer:
         raise NotImplementedError(f"{type(self).__name__} must implement failed")
 
     def shape_invariants(self, state) -> Any:
-        """The loop shapes of `state` for a dynamic search: by default, a
-        dimension of size 0 at the start grows (a cache of the steps so far)."""
+        """The loop shapes of `state` for a dynamic search.
+
+        By default, a dimension of size 0 at the start grows (a cache of the
+        steps so far).
+        """
         return tf.nest.map_structure(
             lambda s: tf.TensorShape([None if dim == 0 else dim for dim in s.shape]), state
         )

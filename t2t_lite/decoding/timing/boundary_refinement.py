@@ -125,8 +125,10 @@ def refine_word_boundaries(boundary_probs, frame_lengths, first, last, timed):
     last_frame = tf.maximum(tf.cast(frame_lengths, tf.int32) - 1, 0)[:, None]
 
     def neighbour(values, shift, edge):
-        """Each word's previous (`shift=1`) or next (`shift=-1`) word's value;
-        `edge` where that word is untimed or there is none."""
+        """Each word's previous (`shift=1`) or next (`shift=-1`) word's value.
+
+        `edge` where that word is untimed or there is none.
+        """
         values = tf.where(real, values, edge)
         if shift == 1:
             return tf.pad(values[:, :-1], [[0, 0], [1, 0]], constant_values=edge)
@@ -147,10 +149,12 @@ def refine_word_boundaries(boundary_probs, frame_lengths, first, last, timed):
     real_columns = tf.transpose(real_boundaries)  # [2w, batch]
 
     def step(number, best, best_arg, pointers):
-        """Boundary `number`: the best path's score with it at each frame,
-        and where the boundary before it is on that path. `best` and
+        """Boundary `number`: the best path's score with it at each frame.
+
+        Also where the boundary before it is on that path. `best` and
         `best_arg` come in as the running best over the previous boundary's
-        frames (its path's best score at or before each frame, and where)."""
+        frames (its path's best score at or before each frame, and where).
+        """
         lower, upper, anchor = tf.unstack(columns[number])
         is_end = number % 2 == 1
         score = tf.where(is_end, log_probs[:, :, 1], log_probs[:, :, 0])

@@ -135,9 +135,11 @@ def reliability_table(confidences, right, bins: int = 10) -> tuple[list[dict], f
 
 
 def save_calibration(output_dir: str, exponent: float, checkpoint: str, **facts) -> str:
-    """Writes `CALIBRATION_FILE` in `output_dir`: the exponent, the checkpoint
-    it was fitted for (its basename) and `facts` (the split, word counts).
-    Returns its path."""
+    """Writes `CALIBRATION_FILE` in `output_dir` and returns its path.
+
+    The file holds the exponent, the checkpoint it was fitted for (its
+    basename) and `facts` (the split, word counts).
+    """
     path = os.path.join(output_dir, CALIBRATION_FILE)
     record = {"exponent": exponent, "checkpoint": os.path.basename(checkpoint), **facts}
     run_dir.write_atomically(path, json.dumps(record, indent=1) + "\n")
@@ -145,9 +147,10 @@ def save_calibration(output_dir: str, exponent: float, checkpoint: str, **facts)
 
 
 def calibration_exponent(output_dir: str, checkpoint: str) -> tuple[float, str | None]:
-    """The stored exponent for `checkpoint`, and a sentence when there is one
-    for another checkpoint (a model trained on since: its confidences are
-    left raw rather than calibrated for another model).
+    """The stored exponent for `checkpoint`, and a sentence when it is for another checkpoint.
+
+    One for another checkpoint means a model trained on since: its
+    confidences are left raw rather than calibrated for another model.
 
     Returns:
         `(exponent, note)`: `(1.0, None)` without a calibration file;
@@ -177,9 +180,10 @@ def calibration_exponent(output_dir: str, checkpoint: str) -> tuple[float, str |
 def with_run_calibration(
     config: DecodeConfig, output_dir: str, checkpoint: str
 ) -> tuple[DecodeConfig, str | None]:
-    """`config` with decode hparam `word_confidence_exponent` resolved: left
-    as given, or (`RUN_CALIBRATION`) the run's stored exponent for
-    `checkpoint` (`calibration_exponent`).
+    """`config` with decode hparam `word_confidence_exponent` resolved.
+
+    It is left as given, or (`RUN_CALIBRATION`) made the run's stored
+    exponent for `checkpoint` (`calibration_exponent`).
 
     Returns:
         `(config, note)`: the note (one sentence, or None) says why a stored

@@ -84,9 +84,11 @@ def word_boundary_tables(surfaces: list[bytes]) -> dict[str, np.ndarray]:
 
 
 def encoder_frame_seconds(config: FeatureConfig) -> tuple[float, float]:
-    """`(step, middle)`: seconds between encoder frames, and the middle of
-    encoder frame 0's audio (frame `t`'s middle is `middle + t * step`), for
-    the front end `config` describes."""
+    """`(step, middle)`: seconds between encoder frames, and the middle of frame 0's audio.
+
+    Frame `t`'s middle is `middle + t * step`, for the front end `config`
+    describes.
+    """
     step = config.frame_step_samples
     reduction, first_middle = SpeechFrontEnd.frames_per_output()
     middle = first_middle * step + config.frame_length_samples / 2

@@ -1,5 +1,7 @@
-"""`GET /`: a page to talk to the model (a microphone button, partial and
-final text as you speak, a file upload), served from this package.
+"""`GET /`: a page to talk to the model, served from this package.
+
+A microphone button, partial and final text as you speak, and a file
+upload.
 
 `index.html` lays it out, `page.js` streams the microphone over
 `/v1/stream` and posts files to `/v1/transcribe`, and `pcm-worklet.js` (an

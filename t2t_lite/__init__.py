@@ -10,9 +10,9 @@ import os
 __version__ = "0.1.0"
 
 # TensorFlow's default CPU allocator returns each large tensor to the OS when
-# it is freed and page-faults it back in on the next step: an element-wise op
-# on a 32 MB activation spent three quarters of its time in page faults
-# (docs/design.md, "The CPU allocator"). Its BFC allocator keeps freed memory
+# it is freed and page-faults it back in on the next step, so an element-wise
+# op on a large activation spends most of its time in page faults (measured:
+# docs/design.md, "The CPU allocator"). Its BFC allocator keeps freed memory
 # pooled, and peak memory fell too. TensorFlow reads this once, at its first
 # tensor, so it takes effect when t2t_lite is imported before any tensor is
 # made; a value the user set wins.

@@ -75,7 +75,6 @@ class _Untracked:
     """What the traced functions need, hidden from tf.Module's tracking."""
 
     model: Any
-    run_config: RunConfig
     decode_config: DecodeConfig
     encoders: dict[str, TextEncoder]
 
@@ -113,7 +112,7 @@ class ServingModule(tf.Module):
         # Plain objects are not tracked: the Keras model is used while tracing
         # but not saved as an object (loading would then want Keras classes).
         decode_config = decode_config.for_model(model)
-        self._parts = _Untracked(model, run_config, decode_config, encoders)
+        self._parts = _Untracked(model, decode_config, encoders)
         self._modality = problem.input_modality
         self.max_decode_length = decode_cap(run_config, decode_config)
         # Tracked, so that the SavedModel holds the weights the graph reads.

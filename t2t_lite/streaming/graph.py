@@ -98,7 +98,7 @@ class StreamingGraph:
         self.word_timer = word_timer
         self.featurizer = incremental.IncrementalFeaturizer(run_config.features)
         self.sample_rate = self.featurizer.config.sample_rate
-        self.model, self.run_config, self.decode_config = model, run_config, decode_config
+        self.model, self.decode_config = model, decode_config
         self.chunk_frames = chunk_frames
         # A chunk's samples: 4 feature frames an encoder frame.
         step_samples = self.featurizer.config.frame_step_samples

@@ -89,7 +89,7 @@ class StreamingRecognizer(StatefulBackend):
             raise ValueError(
                 "streaming needs a model with a CTC head (hparam ctc_loss_weight > 0)."
             )
-        self.model, self.run_config = model, run_config
+        self.model = model
         self.decode_config = decode_config.for_model(model)
         self.target_encoder = target_encoder
         timer = WordTimer(

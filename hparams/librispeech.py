@@ -12,7 +12,12 @@ examples per TPU core.
 
 from t2t_lite import registry
 from t2t_lite.hparam import HParams
-from t2t_lite.hparams.transformer import T2T_DROPOUT, transformer_base, update_hparams_for_tpu
+from t2t_lite.hparams.transformer import (
+    T2T_DROPOUT,
+    set_dropout,
+    transformer_base,
+    update_hparams_for_tpu,
+)
 
 # LibriSpeech's utterances run to about 35 s (train-other-500 and the test
 # sets; the mean is 12.3 s). T2T's limits (1550 or 1650 frames, 15.5-16.5 s)
@@ -51,8 +56,8 @@ def add_speed_perturbation(hparams: HParams) -> HParams:
 # silence reads a second of a quiet room's floor as words. Every utterance
 # gets a noise floor of -90 to -50 dBFS under and around it; 30% start up to
 # a second after the recording does; 20% hear generated noise (white, pink,
-# brown or mains hum) and 15% babble of 3-6 other training utterances, at
-# 5-25 dB SNR; 10% a synthetic room and 10% a cheap microphone's band; half
+# brown, mains hum, or knocks and beeps) and 15% babble of 3-6 other training
+# utterances, at 5-25 dB SNR; 10% a synthetic room and 10% a cheap microphone's band; half
 # of them a gain of -10 to +6 dB. A second of lead keeps LibriSpeech's
 # longest utterance (35 s) within its sets' 36 s.
 ROOM_AUGMENTATION = {
@@ -83,14 +88,6 @@ def add_room_augmentation(hparams: HParams) -> HParams:
     """Turns on `ROOM_AUGMENTATION` (the problem would add it switched off)."""
     for name, value in ROOM_AUGMENTATION.items():
         hparams.add_hparam(name, value)
-    return hparams
-
-
-def set_dropout(hparams: HParams, rate: float) -> HParams:
-    """One rate for the residual, attention and FFN dropouts."""
-    hparams.layer_prepostprocess_dropout = rate
-    hparams.attention_dropout = rate
-    hparams.relu_dropout = rate
     return hparams
 
 

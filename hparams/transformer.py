@@ -13,6 +13,14 @@ from t2t_lite.hparam import HParams
 T2T_DROPOUT = 0.1
 
 
+def set_dropout(hparams: HParams, rate: float) -> HParams:
+    """One rate for the residual, attention and FFN dropouts."""
+    hparams.layer_prepostprocess_dropout = rate
+    hparams.attention_dropout = rate
+    hparams.relu_dropout = rate
+    return hparams
+
+
 @registry.register_hparams
 def transformer_base() -> HParams:
     """T2T's transformer_base: 6+6 layers, 512 hidden, 8 heads, pre-norm."""

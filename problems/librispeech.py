@@ -219,6 +219,10 @@ class Librispeech(SpeechRecognitionProblem):
                     tmp_dir, subsets, report, workers=self.workers
                 )
 
+    def written_form(self, transcript: str) -> str:
+        """A transcript as this problem's targets write it (LibriSpeech's upper case)."""
+        return transcript
+
     def transcripts(self, tmp_dir: str, split: str) -> Iterator[str]:
         """The split's transcripts, without decoding audio (for vocabularies)."""
         for source, subsets in self._groups(tmp_dir, split):

@@ -120,6 +120,10 @@ class MiniLibrispeech(Librispeech):
             handle.write(source + "\n")
         return report
 
+    def written_form(self, transcript: str) -> str:
+        """Lower case: the alphabet of the corpora this one is mixed with."""
+        return transcript.lower()
+
     def split_files(self, tmp_dir: str, split: str, report: SplitReport) -> list[UtteranceFile]:
         """The split's utterances with their readers, in writing order, without audio.
 
@@ -147,7 +151,9 @@ class MiniLibrispeech(Librispeech):
             speaker_id = librispeech_reader.speaker_id_of(utterance_id)
             if keep is None or keep(speaker_id):
                 speaker = speakers.get(speaker_id) or Speaker(speaker_id)
-                files.append(UtteranceFile(utterance_id, path, transcript.lower(), speaker))
+                files.append(
+                    UtteranceFile(utterance_id, path, self.written_form(transcript), speaker)
+                )
         if split == TRAIN:
             random.Random(TRAIN_ORDER_SEED).shuffle(files)
         return files

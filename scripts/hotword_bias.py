@@ -33,7 +33,6 @@ import tensorflow as tf
 from decode_runs import decode_arguments, finish, run_decoder
 
 from t2t_lite import registry, run_dir
-from t2t_lite.data import shards
 from t2t_lite.data.dataset_options import without_autotuning
 from t2t_lite.decoding.decode_config import DEFAULT_BOOST
 
@@ -41,11 +40,12 @@ MIN_LETTERS = 4
 
 
 def training_word_counts(problem, data_dir: str) -> collections.Counter:
-    """Word counts of the training split's transcripts (only targets are parsed)."""
+    """Word counts of the training split's transcripts (only targets are parsed;
+    a mix's are its members')."""
     encoder = problem.feature_encoders(data_dir)["targets"]
     counts = collections.Counter()
     spec = {"targets": tf.io.VarLenFeature(tf.int64)}
-    paths = shards.existing_shards(data_dir, problem.name, "train")
+    paths = problem.require_data(data_dir, "train")
     for record in without_autotuning(tf.data.TFRecordDataset(paths)):
         ids = tf.sparse.to_dense(tf.io.parse_single_example(record, spec)["targets"]).numpy()
         counts.update(encoder.decode(ids).split())

@@ -2,7 +2,11 @@
 
     python scripts/lm_fusion.py --output_dir=$ASR --lm_dir=$LM --data_dir=$DATA \
         [--weights=0.1,0.2,0.3,0.5] [--decode_hparams=beam_size=4,ctc_weight=0.3] \
-        [--work_dir=$ASR/lm_fusion] [--output_json=PATH]
+        [--work_dir=$ASR/lm_fusion] [--output_json=PATH] \
+        [--dev_split=dev] [--test_split=test]
+
+A mix names its members' splits: `--dev_split=dev_mini_librispeech
+--test_split=test_mini_librispeech`.
 
 Runs `t2t-lite-decoder` (as a user would) on the dev split without the LM
 and with each `lm_weight`, picks the weight with the lowest dev WER, then
@@ -52,16 +56,18 @@ def main() -> None:
     parser = decode_arguments(__doc__.split("\n")[0], "lm_fusion")
     parser.add_argument("--lm_dir", required=True, help="the language model's run")
     parser.add_argument("--weights", default="0.1,0.2,0.3,0.5")
+    parser.add_argument("--dev_split", default="dev", help="where the weight is chosen")
+    parser.add_argument("--test_split", default="test")
     args = finish(parser.parse_args(), "lm_fusion")
     weights = [float(w) for w in args.weights.split(",")]
 
     print("dev:", flush=True)
-    dev = [decode(args, "dev", w) for w in [0.0] + weights]
+    dev = [decode(args, args.dev_split, w) for w in [0.0] + weights]
     best = min(dev, key=lambda run: (run["wer"], run["lm_weight"]))
     print(f"test (lm_weight {best['lm_weight']:g}, the best on dev):", flush=True)
-    test = [decode(args, "test", 0.0)]
+    test = [decode(args, args.test_split, 0.0)]
     if best["lm_weight"] > 0:
-        test.append(decode(args, "test", best["lm_weight"]))
+        test.append(decode(args, args.test_split, best["lm_weight"]))
 
     print("\n| split | lm_weight | WER | CER | decode time |")
     print("|---|---:|---:|---:|---:|")

@@ -6,7 +6,7 @@
 
 Decodes the clean test split and each `test_<condition>` split datagen wrote
 (`t2t_lite/data/audio_augment/conditions.py`: noise floors before and under
-the speech, white / pink / brown noise, mains hum and babble at 20 and
+the speech, white / pink / brown noise, mains hum, knocks and beeps, and babble at 20 and
 10 dB SNR, a reverberant room) with `t2t-lite-decoder`, as a user runs it,
 and prints a Markdown table: each condition's WER, CER and WER over the
 clean one. A decode already in `--work_dir` is read back, so a run resumes.

@@ -37,6 +37,7 @@ from t2t_lite.data.utterance_files import (  # noqa: F401 (SKIP_*: part of this 
 
 TRANSCRIPT_SUFFIX = ".trans.txt"
 SPEAKERS_FILE = "SPEAKERS.TXT"
+CHAPTERS_FILE = "CHAPTERS.TXT"
 
 SKIP_NO_AUDIO = "transcript line with no audio"
 SKIP_NO_TRANSCRIPT = "audio with no transcript"
@@ -98,6 +99,33 @@ def read_speakers(root: str | os.PathLike) -> dict[str, Speaker]:
             gender = fields[1].lower() if fields[1].lower() in ("m", "f") else None
             speakers[fields[0]] = Speaker(fields[0], None, gender)
     return speakers
+
+
+def chapter_of(utterance_id: str) -> str:
+    """The chapter of `utterance_id` (`<speaker>-<chapter>-<n>`): its second field."""
+    return utterance_id.split("-")[1]
+
+
+def read_chapter_books(root: str | os.PathLike) -> dict[str, str]:
+    """Chapter id -> the Project Gutenberg number of the book it was read from.
+
+    From `CHAPTERS.TXT` (`ID | READER | MINUTES | SUBSET | PROJ. | BOOK ID |
+    ...`, `;` comments); a tree without it gives `{}`.
+
+    Example:
+      >>> read_chapter_books("/raw")["198"]  # doctest: +SKIP
+      '121'
+    """
+    path = os.path.join(librispeech_dir(root), CHAPTERS_FILE)
+    if not os.path.isfile(path):
+        return {}
+    books = {}
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            fields = [field.strip() for field in line.split("|")]
+            if not line.startswith(";") and len(fields) >= 6 and fields[5].isdigit():
+                books[fields[0]] = fields[5]
+    return books
 
 
 def _parse_transcript_file(path: str, report: SplitReport) -> tuple[dict[str, str], set[str]]:

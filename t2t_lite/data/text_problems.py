@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from t2t_lite.data.problem import Problem, SplitReport
 from t2t_lite.data.text_encoders import EOS_ID
@@ -22,8 +22,15 @@ class Text2TextProblem(Problem):
     def generate_examples(
         self, data_dir: str, tmp_dir: str, split: str, report: SplitReport
     ) -> Iterator[dict]:
+        pairs = self.generate_text_pairs(data_dir, tmp_dir, split)
+        return self.encode_pairs(data_dir, pairs, report)
+
+    def encode_pairs(
+        self, data_dir: str, pairs: Iterable[dict], report: SplitReport
+    ) -> Iterator[dict]:
+        """Each pair's strings as ids with EOS; a pair with an empty string is counted."""
         encoders = self.feature_encoders(data_dir)
-        for pair in self.generate_text_pairs(data_dir, tmp_dir, split):
+        for pair in pairs:
             example = {}
             for name, text in pair.items():
                 ids = encoders[name].encode(text)

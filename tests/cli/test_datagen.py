@@ -61,3 +61,23 @@ def test_translate_offline_fails_fast_in_one_line(tmp_path, user_stderr_lines):
     last = result.stderr.strip().splitlines()[-1]
     assert re.match(r"t2t-lite-datagen: error: Downloading http://\S*statmt\.org/\S+ fail", last)
     assert f"download the file yourself into {tmp_path / 'raw'} (--tmp_dir" in last
+
+
+def test_offline_without_books_fails_in_one_sentence_naming_where_to_put_them(
+    tmp_path, mini_librispeech_mini, unreachable_url, user_stderr_lines
+):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "LibriSpeech").symlink_to(mini_librispeech_mini / "LibriSpeech")
+    result = run_command(
+        "t2t-lite-datagen",
+        "--problem=languagemodel_mini_librispeech_books",
+        f"--data_dir={tmp_path / 'data'}",
+        f"--tmp_dir={raw}",
+        env={**os.environ, "T2T_LITE_LIBRISPEECH_LM_URL": unreachable_url},
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    last = user_stderr_lines(result.stderr)[-1]
+    assert f"put Project Gutenberg plain-text books in {raw / 'books'}/" in last
+    assert not list((tmp_path / "data").glob("*-train-*"))

@@ -20,6 +20,7 @@ from t2t_lite.data.audio_augment.floor import add_floor
 from t2t_lite.data.audio_augment.noise import add_noise, colored_noise, load_noise_bank
 from t2t_lite.data.audio_augment.pause import append_pause, prepend_pause
 from t2t_lite.data.audio_augment.reverb import load_rir_bank, reverberate, synthetic_rir
+from t2t_lite.data.audio_augment.sound_events import EVENT_SECONDS, sound_events
 from t2t_lite.data.audio_augment.speed import speed_perturb
 from t2t_lite.data.audio_augment.volume import volume_perturb
 from t2t_lite.data.audio_augment.waveform import next_fast_length
@@ -207,7 +208,11 @@ def test_colored_noise_spectra_slope_as_asked():
 
 
 def _kind(noise) -> str:
-    """ "hum" when nearly all the power is at multiples of 50 or 60 Hz, else the slope."""
+    """ "events" when silent between sounds or its power comes in bursts (steady
+    noise's kurtosis is 3 or less), "hum" when nearly all the power is at
+    multiples of 50 or 60 Hz, else the slope."""
+    if np.mean(np.abs(noise) < 1e-7) > 0.05 or np.mean(noise**4) / np.mean(noise**2) ** 2 > 6:
+        return "events"
     spectrum = np.abs(np.fft.rfft(noise)) ** 2
     hertz = np.fft.rfftfreq(len(noise), 1 / RATE)
     for mains in (50, 60):
@@ -220,10 +225,25 @@ def test_generated_noise_varies_its_kind_with_the_seed():
     waveform = _sine(500, 8000, amplitude=0.2)
     kinds = {
         _kind(add_noise(waveform, None, 0.0, 0.0, seed=[s, 3]).numpy() - waveform)
-        for s in range(16)
+        for s in range(24)
     }
-    assert kinds == {"0", "-1", "-2", "hum"}
+    assert kinds == {"0", "-1", "-2", "hum", "events"}
 
+
+
+def test_sound_events_are_sparse_short_sounds_at_unit_rms():
+    sound = sound_events(10 * RATE, seed=[7, 8]).numpy()
+    assert np.mean(np.square(sound)) == pytest.approx(1.0, rel=1e-4)
+    np.testing.assert_array_equal(sound, sound_events(10 * RATE, seed=[7, 8]).numpy())
+    assert not np.array_equal(sound, sound_events(10 * RATE, seed=[7, 9]).numpy())
+    # Runs of sound no longer than an event's window (overlaps aside), silence between.
+    block = RATE // 100  # 10 ms
+    sounding = np.abs(sound).reshape(-1, block).max(axis=1) > 1e-4
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], sounding.astype(int), [0]])))
+    runs = (edges[1::2] - edges[::2]) / 100
+    assert 0.2 < 1 - sounding.mean() < 0.98
+    assert 1 <= len(runs) <= 64 and np.median(runs) <= EVENT_SECONDS
+    assert sound_events(0, seed=[1, 1]).shape == (0,)
 
 # ----------------------------------------------------------------------- reverb
 

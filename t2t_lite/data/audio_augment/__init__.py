@@ -21,7 +21,9 @@ One module per augmentation, each usable alone:
 
     speed.py     speed_perturb: band-limited resampling by a random factor
     volume.py    volume_perturb: a random gain
-    noise.py     colored_noise, mains_hum, add_noise, scale_to_snr, load_noise_bank
+    noise.py     colored_noise, mains_hum, generated_noise, add_noise, scale_to_snr,
+                 load_noise_bank
+    sound_events.py  sound_events: knocks, taps and beeps, sparse
     babble.py    babble, add_babble: other utterances talking under this one
     reverb.py    synthetic_rir, reverberate, load_rir_bank
     pause.py     append_pause, prepend_pause: quieter noise after / before it

@@ -23,14 +23,12 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.data.audio_augment.babble import babble
-from t2t_lite.data.audio_augment.noise import colored_noise, mains_hum, scale_to_snr
+from t2t_lite.data.audio_augment.noise import GENERATED_NOISES, generated_noise, scale_to_snr
 from t2t_lite.data.audio_augment.reverb import reverberate
 from t2t_lite.data.audio_augment.waveform import clip_to_unit_range
 from t2t_lite.data.audio_io import SAMPLE_RATE
 
-# Spectral slopes of the generated colored noises (`colored_noise`'s beta).
-COLOR_BETAS = {"white": 0.0, "pink": 1.0, "brown": 2.0}
-NOISE_KINDS = (*COLOR_BETAS, "hum", "babble")
+NOISE_KINDS = (*GENERATED_NOISES, "babble")
 # Voices summed into one babble: enough that no single one is followed.
 BABBLE_VOICES = 5
 # A reverberant room's direct-to-reverberant ratio: a speaker a few metres away.
@@ -96,12 +94,6 @@ CONDITIONS: dict[str, Condition] = {
 }
 
 
-def _generated_noise(kind: str, num_samples: int, seed, sample_rate: int) -> tf.Tensor:
-    if kind == "hum":
-        return mains_hum(num_samples, seed, sample_rate)
-    return colored_noise(num_samples, COLOR_BETAS[kind], seed, sample_rate)
-
-
 def apply_condition(
     waveform,
     condition: Condition,
@@ -151,7 +143,7 @@ def apply_condition(
         voices = tf.RaggedTensor.from_row_lengths(flat, [len(voice) for voice in babble_voices])
         noise = babble(voices, total)
     elif condition.noise is not None:
-        noise = _generated_noise(condition.noise, total, seeds[1], sample_rate)
+        noise = generated_noise(condition.noise, total, seeds[1], sample_rate)
     if condition.noise is not None:
         recording += scale_to_snr(speech, noise, condition.snr_db, sample_rate)
     if condition.floor_dbfs is not None:

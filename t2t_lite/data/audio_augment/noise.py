@@ -1,7 +1,8 @@
-"""Additive noise at a random SNR: generated colored noise or a bank of noise files.
+"""Additive noise at a random SNR: generated noise or a bank of noise files.
 
-With no noise directory, the noise is generated white, pink or brown noise
-(`colored_noise`) or mains hum (`mains_hum`); otherwise clips of the user's WAV/FLAC files
+With no noise directory, the noise is one of `GENERATED_NOISES`: white, pink
+or brown noise (`colored_noise`), mains hum (`mains_hum`) or a room's
+non-speech sounds (`sound_events`); otherwise clips of the user's WAV/FLAC files
 (`load_noise_bank`, read once with NumPy and captured in the graph as a
 constant).
 """
@@ -14,9 +15,15 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.data.audio_augment.draws import split_seed, uniform, uniform_index
+from t2t_lite.data.audio_augment.sound_events import sound_events
 from t2t_lite.data.audio_augment.waveform import as_waveform, clip_to_unit_range, next_fast_length
 from t2t_lite.data.audio_io import SAMPLE_RATE, audio_files_under, read_audio
 from t2t_lite.data.random_seeds import stateless_seed
+
+# Spectral slopes of the generated colored noises (`colored_noise`'s beta).
+COLOR_BETAS = {"white": 0.0, "pink": 1.0, "brown": 2.0}
+# What `add_noise` draws from without a noise bank, and what a test condition names.
+GENERATED_NOISES = (*COLOR_BETAS, "hum", "events")
 
 
 def _active_power(waveform: tf.Tensor, block: int, relative_db: float = -40.0) -> tf.Tensor:
@@ -125,6 +132,22 @@ def mains_hum(
     return hum * tf.math.rsqrt(tf.maximum(tf.reduce_mean(tf.square(hum)), 1e-20))
 
 
+def generated_noise(kind: str, num_samples, seed=None, sample_rate: int = SAMPLE_RATE):
+    """One of `GENERATED_NOISES` by name, at unit RMS.
+
+    Example:
+      >>> generated_noise("pink", 16000, seed=[1, 2]).shape
+      TensorShape([16000])
+    """
+    if kind == "hum":
+        return mains_hum(num_samples, seed, sample_rate)
+    if kind == "events":
+        return sound_events(num_samples, seed, sample_rate)
+    if kind not in COLOR_BETAS:
+        raise ValueError(f"generated noise must be one of {GENERATED_NOISES}, got {kind!r}.")
+    return colored_noise(num_samples, COLOR_BETAS[kind], seed, sample_rate)
+
+
 def scale_to_snr(waveform, noise, snr_db, sample_rate: int = SAMPLE_RATE) -> tf.Tensor:
     """`noise` scaled so that `waveform`'s active level is `snr_db` above its mean square.
 
@@ -158,8 +181,7 @@ def add_noise(
 
     The noise is a random clip of `noise_bank` read from a random offset
     (wrapping around, so the clip is tiled when shorter than the utterance)
-    or, with no bank, generated white, pink or brown noise (`colored_noise`)
-    or mains hum (`mains_hum`), one of the four at random.
+    or, with no bank, one of `GENERATED_NOISES` at random.
 
     Args:
       waveform: float32 `[samples]`.
@@ -187,11 +209,13 @@ def add_noise(
     snr_seed, choice_seed, offset_seed, noise_seed = split_seed(seed, 4)
     snr_db = uniform(snr_seed, float(min_snr_db), float(max_snr_db))
     if noise_bank is None:
-        kind = uniform_index(choice_seed, 4)  # white, pink, brown, hum
-        noise = tf.cond(
-            kind < 3,
-            lambda: colored_noise(num_samples, tf.cast(kind, tf.float32), noise_seed, sample_rate),
-            lambda: mains_hum(num_samples, noise_seed, sample_rate),
+        kind = uniform_index(choice_seed, len(GENERATED_NOISES))
+        noise = tf.switch_case(
+            tf.cast(kind, tf.int32),
+            [
+                functools.partial(generated_noise, name, num_samples, noise_seed, sample_rate)
+                for name in GENERATED_NOISES
+            ],
         )
     else:
         bank = tf.convert_to_tensor(noise_bank, tf.float32)

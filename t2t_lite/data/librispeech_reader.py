@@ -71,6 +71,19 @@ def speaker_id_of(utterance_id: str) -> str:
     return utterance_id.split("-", 1)[0]
 
 
+def _table_rows(root: str | os.PathLike, name: str, min_fields: int) -> Iterator[list[str]]:
+    """The fields of each row of one of LibriSpeech's `|` tables (`;` starts a
+    comment); none when the tree lacks the table."""
+    path = os.path.join(librispeech_dir(root), name)
+    if not os.path.isfile(path):
+        return
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            fields = [field.strip() for field in line.split("|")]
+            if not line.startswith(";") and len(fields) >= min_fields and fields[0]:
+                yield fields
+
+
 def read_speakers(root: str | os.PathLike) -> dict[str, Speaker]:
     """Reader id -> Speaker (gender "m"/"f", age unknown) from `SPEAKERS.TXT`.
 
@@ -87,17 +100,10 @@ def read_speakers(root: str | os.PathLike) -> dict[str, Speaker]:
       >>> read_speakers("/raw")["19"]  # doctest: +SKIP
       Speaker(speaker_id='19', age=None, gender='f')
     """
-    path = os.path.join(librispeech_dir(root), SPEAKERS_FILE)
-    if not os.path.isfile(path):
-        return {}
     speakers = {}
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            fields = [field.strip() for field in line.split("|")]
-            if line.startswith(";") or len(fields) < 2 or not fields[0]:
-                continue
-            gender = fields[1].lower() if fields[1].lower() in ("m", "f") else None
-            speakers[fields[0]] = Speaker(fields[0], None, gender)
+    for fields in _table_rows(root, SPEAKERS_FILE, min_fields=2):
+        gender = fields[1].lower() if fields[1].lower() in ("m", "f") else None
+        speakers[fields[0]] = Speaker(fields[0], None, gender)
     return speakers
 
 
@@ -116,16 +122,8 @@ def read_chapter_books(root: str | os.PathLike) -> dict[str, str]:
       >>> read_chapter_books("/raw")["198"]  # doctest: +SKIP
       '121'
     """
-    path = os.path.join(librispeech_dir(root), CHAPTERS_FILE)
-    if not os.path.isfile(path):
-        return {}
-    books = {}
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            fields = [field.strip() for field in line.split("|")]
-            if not line.startswith(";") and len(fields) >= 6 and fields[5].isdigit():
-                books[fields[0]] = fields[5]
-    return books
+    rows = _table_rows(root, CHAPTERS_FILE, min_fields=6)
+    return {fields[0]: fields[5] for fields in rows if fields[5].isdigit()}
 
 
 def _parse_transcript_file(path: str, report: SplitReport) -> tuple[dict[str, str], set[str]]:

@@ -72,8 +72,10 @@ def speaker_id_of(utterance_id: str) -> str:
 
 
 def _table_rows(root: str | os.PathLike, name: str, min_fields: int) -> Iterator[list[str]]:
-    """The fields of each row of one of LibriSpeech's `|` tables (`;` starts a
-    comment); none when the tree lacks the table."""
+    """The fields of each row of one of LibriSpeech's `|` tables.
+
+    `;` starts a comment; a tree without the table gives no rows.
+    """
     path = os.path.join(librispeech_dir(root), name)
     if not os.path.isfile(path):
         return

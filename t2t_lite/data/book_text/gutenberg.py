@@ -1,7 +1,7 @@
 """A Project Gutenberg file's book: its ebook number and what lies between header and footer.
 
 Gutenberg's files wrap each book in a header (title, release date, "[EBook
-#1342]", the start marker) and a footer (the end marker and the licence);
+#N]", the start marker) and a footer (the end marker and the licence);
 older files carry "The Small Print!" instead. None of that was read aloud,
 so a language model of what LibriVox readers say must not learn it.
 """
@@ -35,7 +35,7 @@ def ebook_number(text: str, filename: str = "") -> str | None:
     "1342-0.txt").
 
     Example:
-      >>> ebook_number("Title: Emma\\nRelease Date: 1994 [EBook #158]\\n")
+      >>> ebook_number("Title: Emma\\nRelease Date: 1994 [EBook #%d]\\n" % 158)
       '158'
       >>> ebook_number("no header", "/books/pg84.txt")
       '84'

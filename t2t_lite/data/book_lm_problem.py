@@ -28,7 +28,7 @@ they could not be taken out.
 Nothing the held-out readers read reaches the text: a book of any dev or
 test chapter (`CHAPTERS.TXT` gives each chapter's Gutenberg number), a file
 whose number cannot be told, and a sentence sharing a run of words with a
-dev or test transcript (`held_out_text`) are left out and counted. Book
+dev or test transcript (`book_text/held_out_text.py`) are left out and counted. Book
 order is shuffled with a fixed seed and reading stops at
 `max_train_bytes` of text (the rest counted), so a large corpus gives a
 sample of many books rather than the first few.
@@ -125,14 +125,18 @@ class BookTextLanguageModelProblem(TranscriptLanguageModelProblem):
         pairs = ({"targets": speech.written_form(line)} for line in lines)
         return self.encode_pairs(data_dir, pairs, report)
 
-    def held_out_books(self, tmp_dir: str) -> set[str]:
-        """The Gutenberg numbers of every book a dev or test chapter was read from.
+    def held_out(self, tmp_dir: str) -> tuple[set[str], HeldOutText]:
+        """What a dev or test chapter read, from one listing of those splits.
+
+        Returns:
+            `(books, text)`: the Gutenberg numbers of the books the chapters
+            were read from, and their transcripts as runs of words to keep out.
 
         Raises:
             DataError: a held-out chapter is missing from `CHAPTERS.TXT`.
         """
         chapter_books = librispeech_reader.read_chapter_books(tmp_dir)
-        books = set()
+        books, transcripts = set(), []
         for split in (EVAL, TEST):
             for item in self.speech().split_files(tmp_dir, split, SplitReport()):
                 chapter = librispeech_reader.chapter_of(item.utterance_id)
@@ -144,12 +148,8 @@ class BookTextLanguageModelProblem(TranscriptLanguageModelProblem):
                         "CHAPTERS.TXT there and run again."
                     )
                 books.add(chapter_books[chapter])
-        return books
-
-    def held_out_text(self, tmp_dir: str) -> HeldOutText:
-        """The dev and test transcripts, as runs of words to keep out."""
-        speech = self.speech()
-        return HeldOutText(t for s in (EVAL, TEST) for t in speech.transcripts(tmp_dir, s))
+                transcripts.append(item.transcript)
+        return books, HeldOutText(transcripts)
 
     def books_dir(self, tmp_dir: str) -> str:
         """`$tmp_dir/books/`, downloaded and unpacked there if missing.
@@ -181,8 +181,7 @@ class BookTextLanguageModelProblem(TranscriptLanguageModelProblem):
         Raises:
             DataError: no books, or a held-out chapter of unknown book.
         """
-        held_out_books = self.held_out_books(tmp_dir)
-        held_out = self.held_out_text(tmp_dir)
+        held_out_books, held_out = self.held_out(tmp_dir)
         books_dir = self.books_dir(tmp_dir)
         paths = _book_files(books_dir)
         if not paths:
@@ -201,7 +200,7 @@ class BookTextLanguageModelProblem(TranscriptLanguageModelProblem):
             except OSError:
                 report.skip(SKIP_UNREADABLE)
                 continue
-            number = ebook_number(text, path) or ebook_number("", os.path.dirname(path))
+            number = ebook_number(text, path)
             if number is None:
                 report.skip(SKIP_NO_NUMBER)
                 continue

@@ -250,7 +250,7 @@ def featurize_with_times(
         times: float `[n]` seconds in `waveform`'s clock (a corpus's word times).
         config, training, seed: as for `featurize`.
         voices: other utterances for babble, float32 ragged `[n, None]`
-            (`audio_augment.augment_waveform`); training only.
+            (`audio_augment.augment_recording`); training only.
 
     Returns:
         `(features, positions)`: `featurize`'s features, and float32 `[n]`
@@ -258,21 +258,11 @@ def featurize_with_times(
         of `times` after speed perturbation's stretch and the edge trim.
     """
     waveform = tf.convert_to_tensor(waveform, tf.float32)
-    original = tf.shape(waveform)[0]
-    if training and config.augment.enabled:
-        waveform = audio_augment.augment_waveform(waveform, config.augment, seed, voices)
-    # Speed perturbation is the one augmentation that changes the length,
-    # and it stretches every moment by the same ratio.
-    stretch = tf.cast(tf.shape(waveform)[0], tf.float32) / tf.cast(
-        tf.maximum(original, 1), tf.float32
-    )
-    if training and config.augment.pause_enabled:  # after the stretch: it moves no time
-        waveform = audio_augment.pause_after(waveform, config.augment, seed)
-    lead = tf.constant(0)
-    if training and config.augment.lead_enabled:  # moves every time by its length
-        waveform, lead = audio_augment.pause_before(waveform, config.augment, seed)
-    if training and config.augment.microphone_enabled:  # over the pauses too
-        waveform = audio_augment.microphone(waveform, config.augment, seed)
+    stretch, lead = tf.constant(1.0), tf.constant(0)
+    if training:
+        waveform, stretch, lead = audio_augment.augment_recording(
+            waveform, config.augment, seed, voices
+        )
     waveforms, lengths, cut = clean_waveforms(waveform[None], tf.shape(waveform)[:1])
     features, _ = featurize_batch(
         waveforms, lengths, config, training=training, seed=seed, cleaned=True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import soundfile
@@ -230,7 +232,6 @@ def test_generated_noise_varies_its_kind_with_the_seed():
     assert kinds == {"0", "-1", "-2", "hum", "events"}
 
 
-
 def test_sound_events_are_sparse_short_sounds_at_unit_rms():
     sound = sound_events(10 * RATE, seed=[7, 8]).numpy()
     assert np.mean(np.square(sound)) == pytest.approx(1.0, rel=1e-4)
@@ -244,6 +245,7 @@ def test_sound_events_are_sparse_short_sounds_at_unit_rms():
     assert 0.2 < 1 - sounding.mean() < 0.98
     assert 1 <= len(runs) <= 64 and np.median(runs) <= EVENT_SECONDS
     assert sound_events(0, seed=[1, 1]).shape == (0,)
+
 
 # ----------------------------------------------------------------------- reverb
 
@@ -545,3 +547,26 @@ def test_featurization_hears_the_floor_in_training_only():
     # of the second is trimmed away as silence any more.
     assert featurize(quiet, plain, training=True, seed=[1, 2]).shape[0] == 50
     assert featurize(quiet, floored, training=True, seed=[1, 2]).shape[0] == 100
+
+
+def test_a_recording_has_the_room_noise_over_its_lead_and_the_floor_over_all():
+    from t2t_lite.data.audio_augment import augment_recording
+
+    # The noise plays over the lead as over the speech, as the noisy test
+    # conditions have it; added before the lead, it would leave the lead at
+    # the pause's level (here 200 dB under the speech: digital silence), and
+    # a model would learn that speech starts where the noise starts.
+    speech = _speech_like(8000)
+    config = AugmentConfig(lead_prob=1.0, lead_seconds=(0.5, 0.5), pause_db=(200.0, 200.0),
+                           noise_prob=1.0, noise_snr_db=(10.0, 10.0),
+                           floor_prob=1.0, floor_dbfs=(-90.0, -90.0))  # fmt: skip
+    out, stretch, lead = augment_recording(speech, config, [1, 2])
+    out = out.numpy()
+    assert int(lead) == 8000 and float(stretch) == 1.0 and out.size == 16000
+    lead_db, speech_db = _power_db(out[:8000]), _power_db(speech[speech != 0])  # active
+    assert abs(lead_db - (speech_db - 10.0)) < 1.5, (lead_db, speech_db)
+    np.testing.assert_array_equal(out, augment_recording(speech, config, [1, 2])[0])
+    # Without noise the lead is the floor alone, at its absolute level.
+    quiet = dataclasses.replace(config, noise_prob=0.0)
+    quiet_out = augment_recording(speech, quiet, [1, 2])[0].numpy()
+    assert abs(_power_db(quiet_out[:8000]) - (-90.0)) < 0.5

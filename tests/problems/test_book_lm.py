@@ -103,7 +103,9 @@ def test_registered_for_mini_librispeech():
 def test_books_are_normalized_and_the_held_out_readers_books_and_words_left_out(raw, tmp_path):
     _write_books(raw / "books")
     problem = SmallBooks()
-    assert problem.held_out_books(str(raw)) == {"10869", "121", "19087", "33556"}
+    books, text = problem.held_out(str(raw))
+    assert books == {"10869", "121", "19087", "33556"}
+    assert text.shares_words(TEST_SENTENCE.upper().rstrip("."))
     report = problem.generate_data(str(tmp_path / "data"), str(raw))
     train = _lines(problem, tmp_path / "data", TRAIN)
     # Lower case, as mini_librispeech writes its transcripts.
@@ -148,7 +150,7 @@ def test_a_held_out_chapter_of_unknown_book_is_refused(raw, tmp_path, mini_libri
     (tree / "train-clean-5").symlink_to(mini_librispeech_mini / "LibriSpeech" / "train-clean-5")
     missing = r"chapter \d+ \((dev|test) utterance .* is not in .*CHAPTERS.TXT"
     with pytest.raises(DataError, match=missing):
-        SmallBooks().held_out_books(str(tmp_path / "tree"))
+        SmallBooks().held_out(str(tmp_path / "tree"))
 
 
 def _corpus_tarball() -> bytes:

@@ -14,8 +14,8 @@ per-example seeds of the input pipeline make a run repeatable under
 What the input pipeline uses is imported from here:
 
     config = AugmentConfig.from_hparams(hparams)     # AUGMENT_HPARAMS names
-    if training and config.enabled:
-        waveform = augment_waveform(waveform, config, seed=example_seed)
+    if training:
+        waveform, stretch, lead = augment_recording(waveform, config, example_seed, voices)
 
 One module per augmentation, each usable alone:
 
@@ -29,8 +29,9 @@ One module per augmentation, each usable alone:
     pause.py     append_pause, prepend_pause: quieter noise after / before it
     floor.py     add_floor: a room's noise floor at an absolute level
     band.py      band_limit: a microphone's or telephone line's band
-    config.py    AUGMENT_HPARAMS, AugmentConfig, augment_waveform, pause_after,
-                 pause_before, microphone
+    config.py    AUGMENT_HPARAMS, AugmentConfig, augment_waveform (augment_speech,
+                 then add_room_sounds), pause_after, pause_before, microphone
+    recording.py augment_recording: all of them in the order a room records
     conditions.py  fixed, named listening conditions for noisy test splits
                  (CONDITIONS, apply_condition), made with the generators above
     draws.py     the stateless seed splits, uniform draws and coins
@@ -40,15 +41,21 @@ One module per augmentation, each usable alone:
 from t2t_lite.data.audio_augment.config import (
     AUGMENT_HPARAMS,
     AugmentConfig,
+    add_room_sounds,
+    augment_speech,
     augment_waveform,
     microphone,
     pause_after,
     pause_before,
 )
+from t2t_lite.data.audio_augment.recording import augment_recording
 
 __all__ = [
     "AUGMENT_HPARAMS",
     "AugmentConfig",
+    "add_room_sounds",
+    "augment_recording",
+    "augment_speech",
     "augment_waveform",
     "microphone",
     "pause_after",

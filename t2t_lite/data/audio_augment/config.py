@@ -1,11 +1,13 @@
 """The augmentation hparams, their config, and the chain that applies them.
 
 `AUGMENT_HPARAMS` are the `aug_*` hparams a speech problem adds;
-`AugmentConfig.from_hparams` reads them; `augment_waveform` applies what the
-config enables (speed, reverberation, noise, babble, volume), `pause_after` and
-`pause_before` the pauses around the utterance, and `microphone` a room's
-floor and a microphone's band over all of it, each from its own stateless
-draws, so the same seed gives the same output.
+`AugmentConfig.from_hparams` reads them. The input pipeline applies, in
+order: `augment_speech` (speed, reverberation: the speaker), `pause_after`
+and `pause_before` (the pauses around the utterance), `add_room_sounds`
+(noise, babble, then the level, under the pauses too) and `microphone` (a
+room's floor and a microphone's band over all of it), each from its own
+stateless draws, so the same seed gives the same output. `augment_waveform`
+is the two halves without pauses between them.
 """
 
 from __future__ import annotations
@@ -268,39 +270,40 @@ def _maybe(apply_seed, probability: float, augment, waveform: tf.Tensor) -> tf.T
     return tf.cond(coin(apply_seed, probability), augment, lambda: waveform)
 
 
-def augment_waveform(waveform, config: AugmentConfig, seed=None, voices=None) -> tf.Tensor:
-    """Applies the augmentations `config` enables: speed, reverb, noise, babble, volume.
+def _augment_seeds(seed) -> tuple[tf.Tensor, list[tf.Tensor]]:
+    """The example's seed folded with the chain's tag, and its eight sub-seeds.
 
-    In that order (the room reverberates the speaker, noise and other
-    speakers are added in the room, the recording level changes last), each with its own probability
-    and its own sub-seed. The seed is first folded with a fixed tag, so the
-    pipeline's per-example seed can be passed as it is, without correlating
-    with the dither or SpecAugment draws it also keys. Noise and impulse
-    response directories are read once per process (cached) when the
-    function is traced. Use it in training only.
+    Folding with a fixed tag lets the pipeline's per-example seed be passed as
+    it is, without correlating with the dither or SpecAugment draws it also
+    keys; both halves of the chain draw from the same eight.
+    """
+    tagged = tf.random.fold_in(stateless_seed(seed), _AUGMENT_TAG)
+    return tagged, split_seed(tagged, 8)
+
+
+def augment_speech(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:
+    """The speech as the speaker makes it in the room: speed, then reverberation.
+
+    The first half of `augment_waveform`; apply before the pauses around the
+    utterance (`pause_after`, `pause_before`), which are not the speaker's.
+    Use it in training only.
 
     Args:
       waveform: float32 `[samples]`, one utterance in [-1, 1].
-      config: an `AugmentConfig` (e.g. `AugmentConfig.from_hparams(hparams)`).
+      config: an `AugmentConfig`.
       seed: an int `[2]` seed or a Python int; None draws a fresh one.
-      voices: float32 ragged `[num_voices, None]`, other utterances for
-        babble (`config.voices_wanted` of them); needed when babble is on.
 
     Returns:
       float32 `[samples']` in [-1, 1] (`samples'` differs after speed
-      perturbation); the input itself when `config` enables nothing.
+      perturbation).
 
     Example:
-      >>> config = AugmentConfig(speed_factors=(1.1,), volume_db=(-3.0, 3.0))
-      >>> augment_waveform(tf.zeros([16000]), config, seed=[1, 2]).shape
+      >>> config = AugmentConfig(speed_factors=(1.1,))
+      >>> augment_speech(tf.zeros([16000]), config, seed=[1, 2]).shape
       TensorShape([14545])
     """
     waveform = as_waveform(waveform)
-    if not config.enabled:
-        return waveform
-    tagged = tf.random.fold_in(stateless_seed(seed), _AUGMENT_TAG)
-    seeds = split_seed(tagged, 8)
-    rate = config.sample_rate
+    _, seeds = _augment_seeds(seed)
     if config.speed_enabled:
         waveform = _maybe(
             seeds[0],
@@ -309,13 +312,48 @@ def augment_waveform(waveform, config: AugmentConfig, seed=None, voices=None) ->
             waveform,
         )
     if config.reverb_enabled:
-        rir_bank = cached_rir_bank(config.rir_dir, rate) if config.rir_dir else None
+        rir_bank = cached_rir_bank(config.rir_dir, config.sample_rate) if config.rir_dir else None
         waveform = _maybe(
             seeds[2],
             config.reverb_prob,
-            functools.partial(reverberate, waveform, rir_bank, seeds[3], rate),
+            functools.partial(reverberate, waveform, rir_bank, seeds[3], config.sample_rate),
             waveform,
         )
+    return waveform
+
+
+def add_room_sounds(waveform, config: AugmentConfig, seed=None, voices=None) -> tf.Tensor:
+    """What the room adds over the whole recording: noise, babble, then the level.
+
+    The second half of `augment_waveform`. Apply after the pauses: a room's
+    noise and other talkers do not wait for the speaker, so the stretch
+    before the first word and after the last carries them too (as the noisy
+    test conditions do, `conditions.py`), and no model learns that speech
+    starts where the noise starts. The SNR is against the utterance's
+    active level (`noise.scale_to_snr`), so quiet pauses barely move it.
+    Use it in training only.
+
+    Args:
+      waveform: float32 `[samples]` in [-1, 1].
+      config: an `AugmentConfig`.
+      seed: the example's seed, as given to `augment_speech`.
+      voices: float32 ragged `[num_voices, None]`, other utterances for
+        babble (`config.voices_wanted` of them); needed when babble is on.
+
+    Returns:
+      float32 `[samples]` in [-1, 1].
+
+    Raises:
+      ValueError: babble on and no `voices`.
+
+    Example:
+      >>> config = AugmentConfig(noise_prob=1.0, noise_snr_db=(10.0, 10.0))
+      >>> add_room_sounds(tf.zeros([16000]), config, seed=[1, 2]).shape
+      TensorShape([16000])
+    """
+    waveform = as_waveform(waveform)
+    tagged, seeds = _augment_seeds(seed)
+    rate = config.sample_rate
     if config.noise_enabled:
         noise_bank = cached_noise_bank(config.noise_dir, rate) if config.noise_dir else None
         low, high = config.noise_snr_db
@@ -349,6 +387,41 @@ def augment_waveform(waveform, config: AugmentConfig, seed=None, voices=None) ->
             waveform,
         )
     return waveform
+
+
+def augment_waveform(waveform, config: AugmentConfig, seed=None, voices=None) -> tf.Tensor:
+    """Applies the augmentations `config` enables: speed, reverb, noise, babble, volume.
+
+    `augment_speech` then `add_room_sounds` (the room reverberates the
+    speaker, noise and other speakers are added in the room, the recording
+    level changes last), each augmentation with its own probability and its
+    own sub-seed, for an utterance without pauses around it; the input
+    pipeline puts its pauses between the two halves. Noise and impulse
+    response directories are read once per process (cached) when the
+    function is traced. Use it in training only.
+
+    Args:
+      waveform: float32 `[samples]`, one utterance in [-1, 1].
+      config: an `AugmentConfig` (e.g. `AugmentConfig.from_hparams(hparams)`).
+      seed: an int `[2]` seed or a Python int; None draws a fresh one.
+      voices: float32 ragged `[num_voices, None]`, other utterances for
+        babble (`config.voices_wanted` of them); needed when babble is on.
+
+    Returns:
+      float32 `[samples']` in [-1, 1] (`samples'` differs after speed
+      perturbation); the input itself when `config` enables nothing.
+
+    Example:
+      >>> config = AugmentConfig(speed_factors=(1.1,), volume_db=(-3.0, 3.0))
+      >>> augment_waveform(tf.zeros([16000]), config, seed=[1, 2]).shape
+      TensorShape([14545])
+    """
+    waveform = as_waveform(waveform)
+    if not config.enabled:
+        return waveform
+    if seed is None:  # one draw for both halves
+        seed = stateless_seed(None)
+    return add_room_sounds(augment_speech(waveform, config, seed), config, seed, voices)
 
 
 def pause_after(waveform, config: AugmentConfig, seed=None) -> tf.Tensor:

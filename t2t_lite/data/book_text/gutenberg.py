@@ -32,19 +32,25 @@ def ebook_number(text: str, filename: str = "") -> str | None:
     """The book's Project Gutenberg number, or None.
 
     The header's "[EBook #N]", else the file's name ("1342.txt", "pg1342.txt",
-    "1342-0.txt").
+    "1342-0.txt"), else its folder's (OpenSLR 11's corpus keeps each book
+    in a folder named by its number).
 
     Example:
       >>> ebook_number("Title: Emma\\nRelease Date: 1994 [EBook #%d]\\n" % 158)
       '158'
       >>> ebook_number("no header", "/books/pg84.txt")
       '84'
+      >>> ebook_number("no header", "/books/1342/pride_and_prejudice.txt")
+      '1342'
     """
     found = _NUMBER_IN_TEXT.search(text[:_HEADER_CHARS])
     if found:
         return str(int(found.group(1)))
-    named = _NUMBER_IN_NAME.match(os.path.basename(filename))
-    return str(int(named.group(1))) if named else None
+    for name in (os.path.basename(filename), os.path.basename(os.path.dirname(filename))):
+        named = _NUMBER_IN_NAME.match(name)
+        if named:
+            return str(int(named.group(1)))
+    return None
 
 
 def book_body(text: str) -> str:

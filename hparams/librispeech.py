@@ -223,6 +223,11 @@ def transformer_speech_small() -> HParams:
         ("specaugment_time_mask_max_fraction", 0.2),
     ):
         hparams.add_hparam(name, value)
+    # Per-utterance statistics leave out frames 20 dB under the utterance's
+    # loud frames (`data/utterance_level.py`): a second of a room's floor
+    # before the first word otherwise moves every frame's features by half a
+    # standard deviation (docs/benchmarks.md, "In a room").
+    hparams.add_hparam("audio_statistics_floor_db", 20.0)
     # Speed perturbation (see SPEED_FACTORS), in a room (ROOM_AUGMENTATION).
     return add_room_augmentation(add_speed_perturbation(hparams))
 
@@ -258,7 +263,7 @@ def transformer_speech_small_streaming() -> HParams:
     hparams.use_dynamic_left_chunk = True
     hparams.add_hparam("audio_causal_normalization", True)
     hparams.add_hparam("audio_normalization_prior_frames", 100)
-    hparams.add_hparam("audio_statistics_floor_db", 20.0)
+    hparams.audio_statistics_floor_db = 20.0  # under the prior's level here
     hparams.add_hparam("aug_envelope_db", 4.0)
     return hparams
 
@@ -285,6 +290,9 @@ def transformer_speech_small_real() -> HParams:
     hparams.aug_pause_prob = 0.0  # it was for the head
     for name in ADDED_TO_RECORDINGS:  # the recordings' own room (above)
         hparams.set_hparam(name, 0.0)
+    # The real-speech recipe was measured with statistics over every
+    # sounding frame; it keeps them until it is trained again with the floor.
+    hparams.audio_statistics_floor_db = 0.0
     hparams.max_length = REAL_SMALL_MAX_FRAMES * 80
     hparams.max_input_seq_length = REAL_SMALL_MAX_FRAMES
     return hparams

@@ -82,8 +82,10 @@ class FeatureConfig:
     # started from the training set's worth `prior_frames` frames.
     causal_normalization: bool = False
     prior_frames: int = 0
-    # t2t-lite: frames this many dB under the prior's level are left out of
-    # the running statistics (the quiet before speech), 0 = none are.
+    # t2t-lite: frames this many dB under a reference are left out of the
+    # normalization's statistics (the quiet before speech), 0 = none are.
+    # The reference is the prior's level for running statistics, else the
+    # utterance's own loud frames (utterance_level.py).
     statistics_floor_db: float = 0.0
     # t2t-lite: envelope augmentation (spectral_envelope.py), 0 = off.
     envelope_db: float = 0.0
@@ -130,7 +132,7 @@ class FeatureConfig:
                 "audio_causal_normalization: the prior only starts causal running statistics; "
                 "set audio_causal_normalization=true or audio_normalization_prior_frames=0."
             )
-        if self.statistics_floor_db > 0 and not self.prior_frames > 0:
+        if self.statistics_floor_db > 0 and self.causal_normalization and not self.prior_frames:
             raise ValueError(
                 f"hparams set audio_statistics_floor_db={self.statistics_floor_db} without "
                 "audio_normalization_prior_frames: the floor is under the prior's level; "

@@ -18,7 +18,10 @@ steps, T2T's front end with two additions for real recordings:
    (`digital_silence.fill_digital_silence`; not in T2T);
 4. delta-deltas (T2T's);
 5. per-utterance mean/variance normalization, its statistics taken over the
-   real frames that are not digital silence (T2T took them over every frame).
+   real frames that are not digital silence (T2T took them over every frame),
+   and with `statistics_floor_db` > 0 not more than that far under the
+   utterance's loud frames (`utterance_level.py`: a lead of quiet does not
+   move them).
 
 With `FeatureConfig.causal_normalization` (streaming models), steps 3 and 5
 use running statistics of the frames so far instead of the whole
@@ -47,6 +50,7 @@ from t2t_lite.data import (
 )
 from t2t_lite.data.feature_augment import spec_augment, spectral_envelope, vocal_tract_warp
 from t2t_lite.data.feature_config import FeatureConfig
+from t2t_lite.data.utterance_level import quiet_frames_of_utterance
 
 SAMPLE_RATE = 16000
 PCM_SCALE = 32767.0  # T2T's AudioEncoder scale; see audio_io.to_int16_pcm
@@ -141,7 +145,10 @@ def featurize_batch(
             counted &= ~quiet
         features = causal_normalization.normalize_causally(features, real, counted, prior)
     else:
-        features = audio_features.normalize_per_utterance(features, real, statistics_mask=~silent)
+        counted = ~silent
+        if config.statistics_floor_db > 0:  # against the utterance's own loud frames
+            counted &= ~quiet_frames_of_utterance(features, real, config.statistics_floor_db)
+        features = audio_features.normalize_per_utterance(features, real, statistics_mask=counted)
     return features, tf.reduce_sum(tf.cast(real, tf.int32), axis=1)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,7 @@ from t2t_lite.data import audio_features, audio_io, digital_silence
 from t2t_lite.data.feature_config import AUDIO_HPARAMS, FeatureConfig
 from t2t_lite.data.problem import EVAL
 from t2t_lite.data.speech_features import featurize, featurize_batch
+from t2t_lite.data.utterance_level import quiet_frames_of_utterance
 from t2t_lite.decoding.audio.long_form import split_recordings
 from t2t_lite.hparam import HParams
 
@@ -112,3 +115,28 @@ def test_pipeline_decoder_and_export_featurize_alike(config, speech):
     served, frames = featurize_batch(pieces, piece_lengths, FeatureConfig.from_hparams(run_hparams))
     assert frames[0] == len(pipeline)
     np.testing.assert_allclose(served[0, : len(pipeline)], pipeline, atol=1e-5)
+
+
+def test_a_floor_keeps_a_lead_of_quiet_out_of_the_utterances_statistics(config, speech):
+    """A second of a -60 dBFS room floor before a real utterance: with the
+    statistics leaving out frames 20 dB under the utterance's loud frames,
+    its speech frames normalize as they do alone; counted, the quiet moves
+    every one of them (by about half a standard deviation)."""
+    floor = np.random.default_rng(0).uniform(-1.0, 1.0, 16000) * 10 ** (-60 / 20) * np.sqrt(3)
+    led = np.concatenate([floor.astype(np.float32), speech])
+    for floor_db, moved in ((0.0, True), (20.0, False)):
+        floored = dataclasses.replace(config, statistics_floor_db=floor_db)
+        alone = featurize(speech, floored, training=False).numpy()
+        after = featurize(led, floored, training=False).numpy()[100 : 100 + len(alone)]
+        gap = np.abs(inner(after)[..., 0] - inner(alone)[..., 0]).mean()
+        assert (gap > 0.2) if moved else (gap < 0.05), (floor_db, gap)
+
+
+def test_the_loud_frames_are_the_utterances_own_and_padding_is_never_quiet():
+    energies = np.array([[0.0, -5.0, -0.5, 0.0], [0.0, -5.0, 9.0, 9.0]], np.float32)
+    features = np.repeat(energies[:, :, None, None], 80, axis=2)  # [2, 4, 80, 1]
+    real = np.array([[True, True, True, True], [True, True, False, False]])
+    quiet = quiet_frames_of_utterance(features, real, floor_db=20.0).numpy()
+    # 20 dB is 2.3 nats of log-mel magnitude: -5 is quiet, -0.5 is not;
+    # the second row's padding, loud or not, is neither counted nor quiet.
+    assert quiet.tolist() == [[False, True, False, False], [False, True, False, False]]

@@ -29,8 +29,9 @@ One module per augmentation, each usable alone:
     pause.py     append_pause, prepend_pause: quieter noise after / before it
     floor.py     add_floor: a room's noise floor at an absolute level
     band.py      band_limit: a microphone's or telephone line's band
-    config.py    AUGMENT_HPARAMS, AugmentConfig, augment_waveform (augment_speech,
-                 then add_room_sounds), pause_after, pause_before, microphone
+    config.py    AUGMENT_HPARAMS, AugmentConfig: the hparams and their typed config
+    stages.py    augment_speech, pause_after, pause_before, add_room_sounds,
+                 microphone, and augment_waveform (the two halves without pauses)
     recording.py augment_recording: all of them in the order a room records
     conditions.py  fixed, named listening conditions for noisy test splits
                  (CONDITIONS, apply_condition), made with the generators above
@@ -38,9 +39,9 @@ One module per augmentation, each usable alone:
     waveform.py  the input check, clipping and fast FFT lengths they share
 """
 
-from t2t_lite.data.audio_augment.config import (
-    AUGMENT_HPARAMS,
-    AugmentConfig,
+from t2t_lite.data.audio_augment.config import AUGMENT_HPARAMS, AugmentConfig
+from t2t_lite.data.audio_augment.recording import augment_recording
+from t2t_lite.data.audio_augment.stages import (
     add_room_sounds,
     augment_speech,
     augment_waveform,
@@ -48,7 +49,6 @@ from t2t_lite.data.audio_augment.config import (
     pause_after,
     pause_before,
 )
-from t2t_lite.data.audio_augment.recording import augment_recording
 
 __all__ = [
     "AUGMENT_HPARAMS",

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from t2t_lite.data.audio_augment.config import (
-    AugmentConfig,
+from t2t_lite.data.audio_augment.config import AugmentConfig
+from t2t_lite.data.audio_augment.stages import (
     add_room_sounds,
     augment_speech,
     microphone,

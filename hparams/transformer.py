@@ -92,6 +92,9 @@ def transformer_base() -> HParams:
         # t2t-lite addition: with use_dynamic_chunk, U2++'s draw of the left
         # context too, so one model streams with any left_chunks limit.
         use_dynamic_left_chunk=False,
+        # t2t-lite addition: 0, or the kernel width of Conformer's convolution
+        # module in every encoder layer (t2t_lite/layers/conformer_convolution.py).
+        conformer_conv_kernel=0,
         activation_dtype="float32",
         # Optimization.
         optimizer="adam",

@@ -1,5 +1,6 @@
 """Tensor2Tensor's building blocks as Keras 3 layers."""
 
+from t2t_lite.layers.conformer_convolution import ConformerConvolution
 from t2t_lite.layers.conv_relu_conv import ConvReluConv
 from t2t_lite.layers.dense_relu_dense import DenseReluDense
 from t2t_lite.layers.dropout import Dropout
@@ -18,6 +19,7 @@ from t2t_lite.layers.transformer_encoder_layer import TransformerEncoderLayer
 from t2t_lite.layers.word_boundary_head import WordBoundaryHead
 
 __all__ = [
+    "ConformerConvolution",
     "ConvReluConv",
     "DenseReluDense",
     "Dropout",

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from t2t_lite.layers._transformer_layer_base import TransformerLayerBase
+from t2t_lite.layers.conformer_convolution import ConformerConvolution
 
 
 @keras.saving.register_keras_serializable(package="t2t_lite")
@@ -11,7 +12,10 @@ class TransformerEncoderLayer(TransformerLayerBase):
     """T2T's `transformer_encoder` body for one layer.
 
     `x = post(x, self_attention(pre(x)))`, then `x = post(x, ffn(pre(x)))`,
-    where `pre`/`post` are the layer pre/post-processing sequences. Padded
+    where `pre`/`post` are the layer pre/post-processing sequences. With
+    `conv_module_kernel > 0`, `x = post(x, conv_module(pre(x)))` runs
+    between the two, Conformer's order (`ConformerConvolution`; the
+    paper's macaron half-step feed-forwards are not used). Padded
     positions never influence real ones: attention masks them as keys, and a
     `conv_relu_conv` feed-forward (SAME padding) zeroes them before each conv.
 
@@ -27,6 +31,8 @@ class TransformerEncoderLayer(TransformerLayerBase):
         their broadcast dims, the pre/post sequences, norm type/epsilon,
         kernel_initializer.
         causal: a causal `conv_relu_conv` (no effect on `dense_relu_dense`).
+        conv_module_kernel: 0, or the kernel width of a Conformer convolution
+            module (odd; not with `causal`: it does not stream yet).
 
     Call arguments:
         x: `[batch, length, hidden_size]`.
@@ -45,9 +51,15 @@ class TransformerEncoderLayer(TransformerLayerBase):
     TensorShape([2, 5, 16])
     """
 
-    def __init__(self, *args, causal: bool = False, **kwargs):
+    def __init__(self, *args, causal: bool = False, conv_module_kernel: int = 0, **kwargs):
         super().__init__(*args, **kwargs)
+        if conv_module_kernel and causal:
+            raise ValueError(
+                f"{type(self).__name__}: conv_module_kernel={conv_module_kernel} with "
+                "causal=True: the convolution module does not stream yet; use one or the other."
+            )
         self.causal = causal
+        self.conv_module_kernel = conv_module_kernel
 
     def build(self, input_shape):
         self._attention_pre, self._attention_post = self._sublayer_wrappers(
@@ -55,6 +67,17 @@ class TransformerEncoderLayer(TransformerLayerBase):
         )
         self._self_attention = self._attention("self_attention", self_attention=True)
         self._self_attention.build(input_shape)
+        self._conv_module = None
+        if self.conv_module_kernel:
+            self._conv_pre, self._conv_post = self._sublayer_wrappers("conv_module", input_shape)
+            self._conv_module = ConformerConvolution(
+                self.conv_module_kernel,
+                norm_epsilon=self.norm_epsilon,
+                kernel_initializer=self.kernel_initializer,
+                dtype=self.dtype_policy,
+                name="conv_module",
+            )
+            self._conv_module.build(input_shape)
         self._ffn_pre, self._ffn_post = self._sublayer_wrappers("ffn", input_shape)
         self._ffn = self._feed_forward("LEFT" if self.causal else "SAME", input_shape)
         self.built = True
@@ -68,6 +91,11 @@ class TransformerEncoderLayer(TransformerLayerBase):
             training=training,
         )
         x = self._attention_post(y, previous=x, training=training)
+        if self._conv_module is not None:
+            y = self._conv_module(
+                self._conv_pre(x, training=training), nonpadding_mask=nonpadding_mask
+            )
+            x = self._conv_post(y, previous=x, training=training)
         y = self._ffn_pre(x, training=training)
         if self.ffn_layer == "conv_relu_conv":
             y = self._ffn(y, nonpadding_mask=nonpadding_mask, training=training)
@@ -126,4 +154,5 @@ class TransformerEncoderLayer(TransformerLayerBase):
     def get_config(self):
         config = super().get_config()
         config["causal"] = self.causal
+        config["conv_module_kernel"] = self.conv_module_kernel
         return config

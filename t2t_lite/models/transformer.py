@@ -206,7 +206,10 @@ class Transformer(keras.Model):
             self.encoder_dropout = embedding_dropout("encoder_input_dropout")
             self.encoder_layers = [
                 TransformerEncoderLayer(
-                    **block_args, causal=c.use_dynamic_chunk, name=f"encoder_layer_{i}"
+                    **block_args,
+                    causal=c.use_dynamic_chunk,
+                    conv_module_kernel=c.conformer_conv_kernel,
+                    name=f"encoder_layer_{i}",
                 )
                 for i in range(c.num_encoder_layers)
             ]

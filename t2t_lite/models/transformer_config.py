@@ -25,6 +25,9 @@ INITIALIZERS = ("uniform_unit_scaling", "normal_unit_scaling", "xavier", "orthog
 # U2++'s left-context draw (`use_dynamic_left_chunk`): read with a default,
 # since runs saved before it existed lack it.
 LEFT_CHUNK_HPARAM = "use_dynamic_left_chunk"
+# Conformer's convolution module in each encoder layer: read with a default
+# (0: none), since runs saved before it existed lack it.
+CONV_MODULE_HPARAM = "conformer_conv_kernel"
 DTYPE_POLICIES = {"float32": None, "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
 
 
@@ -79,6 +82,10 @@ class TransformerConfig:
             chunks before their own, or all), so that one model streams
             with any `left_chunks` limit (hparam; a run saved before it
             existed trained without).
+        conformer_conv_kernel: 0, or the odd kernel width of a Conformer
+            convolution module in every encoder layer, between
+            self-attention and the feed-forward
+            (`layers/conformer_convolution.py`); not with streaming yet.
 
     Example:
 
@@ -121,6 +128,7 @@ class TransformerConfig:
     speech_front_end_filters: int = 128
     use_dynamic_chunk: bool = False
     use_dynamic_left_chunk: bool = False
+    conformer_conv_kernel: int = 0
     ctc_head: bool = False
     word_boundary_head: bool = False
 
@@ -154,6 +162,7 @@ class TransformerConfig:
             # A run saved before the head existed trained without one.
             word_boundary_head=word_boundaries_wanted(hparams),
             use_dynamic_left_chunk=bool(hparams.get(LEFT_CHUNK_HPARAM, False)),
+            conformer_conv_kernel=int(hparams.get(CONV_MODULE_HPARAM, 0)),
             **values,
         )
 
@@ -178,6 +187,7 @@ _NON_HPARAM_FIELDS = (
     "ctc_head",
     "word_boundary_head",
     "use_dynamic_left_chunk",
+    "conformer_conv_kernel",
 )
 _COMPUTED_FIELDS = ("num_encoder_layers", "num_decoder_layers", *_BROADCAST_FIELDS)
 _HPARAM_FIELDS = tuple(
@@ -195,6 +205,7 @@ MODEL_HPARAMS = (
     "ctc_loss_weight",
     WEIGHT_HPARAM,
     LEFT_CHUNK_HPARAM,
+    CONV_MODULE_HPARAM,
     "activation_dtype",
 )
 
@@ -244,6 +255,20 @@ def _check(config: TransformerConfig) -> None:
         raise ValueError(
             "use_dynamic_chunk (streaming) needs self_attention_type 'dot_product': the "
             "streaming encoder's caches do not carry relative positions."
+        )
+    if config.conformer_conv_kernel and (
+        config.conformer_conv_kernel < 0 or config.conformer_conv_kernel % 2 == 0
+    ):
+        raise ValueError(
+            f"{CONV_MODULE_HPARAM} must be 0 (none) or an odd kernel width, "
+            f"got {config.conformer_conv_kernel}."
+        )
+    if config.conformer_conv_kernel and config.input_modality is None:
+        raise ValueError(f"{CONV_MODULE_HPARAM} needs inputs: a decoder-only model has no encoder.")
+    if config.conformer_conv_kernel and config.use_dynamic_chunk:
+        raise ValueError(
+            f"{CONV_MODULE_HPARAM}={config.conformer_conv_kernel} with use_dynamic_chunk: "
+            "the convolution module does not stream yet; set one of them to 0."
         )
     if config.multiply_embedding_mode not in ("sqrt_depth", "none"):
         raise ValueError(

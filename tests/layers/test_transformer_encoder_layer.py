@@ -6,9 +6,14 @@ import pytest
 from t2t_lite.layers import TransformerEncoderLayer
 
 
-@pytest.mark.parametrize("ffn_layer", ["dense_relu_dense", "conv_relu_conv"])
-def test_padding_never_changes_real_positions(rng, ffn_layer):
-    layer = TransformerEncoderLayer(16, 32, 2, ffn_layer=ffn_layer, conv_first_kernel=3)
+@pytest.mark.parametrize(
+    "ffn_layer, conv_module_kernel",
+    [("dense_relu_dense", 0), ("conv_relu_conv", 0), ("conv_relu_conv", 5)],
+)
+def test_padding_never_changes_real_positions(rng, ffn_layer, conv_module_kernel):
+    layer = TransformerEncoderLayer(
+        16, 32, 2, ffn_layer=ffn_layer, conv_first_kernel=3, conv_module_kernel=conv_module_kernel
+    )
     x = rng.normal(size=(2, 6, 16)).astype("float32")
     mask = np.array([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]], "float32")
     changed = x.copy()
@@ -35,6 +40,23 @@ def test_is_a_pre_norm_residual_block(rng):
     after_attention = x + residual._self_attention(x).numpy()
     expected = after_attention + residual._ffn(after_attention).numpy()
     np.testing.assert_allclose(out, expected, atol=1e-5)
+
+
+def test_the_convolution_module_runs_between_attention_and_feed_forward(rng):
+    layer = TransformerEncoderLayer(
+        8, 16, 2, preprocess_sequence="none", postprocess_sequence="a", conv_module_kernel=3
+    )
+    x = rng.normal(size=(1, 5, 8)).astype("float32")
+    out = layer(x).numpy()
+    after_attention = x + layer._self_attention(x).numpy()
+    after_conv = after_attention + layer._conv_module(after_attention).numpy()
+    expected = after_conv + layer._ffn(after_conv).numpy()
+    np.testing.assert_allclose(out, expected, atol=1e-5)
+
+
+def test_the_convolution_module_does_not_stream_yet():
+    with pytest.raises(ValueError, match="does not stream yet"):
+        TransformerEncoderLayer(8, 16, 2, causal=True, conv_module_kernel=3)
 
 
 def test_unknown_ffn_layer_is_rejected():
@@ -73,8 +95,16 @@ def test_unknown_ffn_layer_is_rejected():
             # dense 16 * 32 + 32 + 32 * 16 + 16: 32 + 1104 + 1072
             2208,
         ),
+        (
+            dict(num_heads=2, ffn_layer="conv_relu_conv", conv_module_kernel=3),
+            # 12 as the first, + the module's pre-norm (gamma, beta) and its
+            # 8 weights (test_conformer_convolution.py: 912 scalars)
+            22,
+            # conv1 3 * 16 * 32 + 32: 64 + 1024 + 1568 + 528 + 32 + 912
+            4128,
+        ),
     ],
-    ids=["conv_relu_conv", "dense_relu_dense_relative_rms"],
+    ids=["conv_relu_conv", "dense_relu_dense_relative_rms", "conformer_convolution"],
 )
 def test_layer_contract(run_layer_test, rng, kwargs, num_weights, expected_params):
     mask = np.array([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]], "float32")

@@ -72,12 +72,15 @@ CONFIGS = [
 ]
 # T2T's transformer_relative: relative self-attention and no timing signal.
 RELATIVE = dict(pos="none", self_attention_type="dot_product_relative", max_relative_position=3)
+# Conformer's convolution module in every encoder layer.
+CONFORMER = dict(conformer_conv_kernel=3)
 
 
 @pytest.mark.parametrize(
     "modality, ffn_layer, overrides",
     [(modality, ffn, {}) for modality, ffn in CONFIGS]
-    + [("symbol", "dense_relu_dense", RELATIVE), (None, "conv_relu_conv", RELATIVE)],
+    + [("symbol", "dense_relu_dense", RELATIVE), (None, "conv_relu_conv", RELATIVE)]
+    + [("speech", "conv_relu_conv", CONFORMER)],
 )
 def test_overfits_a_batch_and_cached_decoding_equals_recomputation(
     modality, ffn_layer, overrides, greedy
@@ -319,6 +322,12 @@ def test_bad_arguments_are_rejected():
         make_model("symbol", self_attention_type="dot_product_relative")
     with pytest.raises(ValueError, match="set use_dynamic_chunk=True too"):
         TransformerConfig(10, input_modality="speech", use_dynamic_left_chunk=True)
+    with pytest.raises(ValueError, match="conformer_conv_kernel must be 0 .none. or an odd"):
+        make_model("speech", conformer_conv_kernel=4)
+    with pytest.raises(ValueError, match="does not stream yet"):
+        make_model("speech", conformer_conv_kernel=3, use_dynamic_chunk=True)
+    with pytest.raises(ValueError, match="decoder-only model has no encoder"):
+        TransformerConfig(10, input_modality=None, conformer_conv_kernel=3)
 
 
 def test_the_left_context_draw_covers_every_limit_and_unlimited():

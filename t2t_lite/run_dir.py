@@ -42,7 +42,9 @@ def load_hparams(output_dir: str) -> HParams:
         return HParams.from_json(handle.read())
 
 
-def save_or_check_hparams(output_dir: str, hparams: HParams, problem=None) -> None:
+def save_or_check_hparams(
+    output_dir: str, hparams: HParams, problem=None, defaults: dict | None = None
+) -> None:
     """Saves hparams.json, or refuses a resume whose hparams differ from it.
 
     Args:
@@ -52,12 +54,18 @@ def save_or_check_hparams(output_dir: str, hparams: HParams, problem=None) -> No
             saved before the hparam existed) counts as the problem's
             default, the value that run trained with, as the decoder reads
             such a run (`Problem.add_hparams`).
+        defaults: the same for other hparams, name -> the value a run saved
+            without it trained with (the model's:
+            `transformer_config.MODEL_HPARAM_DEFAULTS`).
     """
     path = os.path.join(output_dir, HPARAMS_FILE)
     if tf.io.gfile.exists(path):
         saved = load_hparams(output_dir)
         if problem is not None:
             problem.add_hparams(saved)
+        for name, value in (defaults or {}).items():
+            if name not in saved:
+                saved.add_hparam(name, value)
         differing = saved.differences(hparams)
         if differing:
             details = ", ".join(

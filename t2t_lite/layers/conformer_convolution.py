@@ -88,11 +88,13 @@ class ConformerConvolution(keras.layers.Layer):
 
         self._pointwise_in = pointwise(2 * channels, "pointwise_in")
         # Each channel's own filter, [kernel_size, channels, 1]: depthwise.
+        # Its fan-in is kernel_size (Keras' fans would count the channels
+        # too); PyTorch's default for a depthwise Conv1d, as ESPnet's module
+        # starts: uniform within kernel_size ** -0.5.
+        bound = self.kernel_size**-0.5
         self.depthwise_kernel = self.add_weight(
             shape=(self.kernel_size, channels, 1),
-            initializer=keras.initializers.VarianceScaling(
-                1.0, mode="fan_in", distribution="uniform"
-            ),
+            initializer=keras.initializers.RandomUniform(-bound, bound),
             name="depthwise_kernel",
         )
         self.depthwise_bias = self.add_weight(

@@ -60,6 +60,15 @@ class TransformerEncoderLayer(TransformerLayerBase):
             )
         self.causal = causal
         self.conv_module_kernel = conv_module_kernel
+        self._conv_module = None
+        if conv_module_kernel:  # made here: a bad kernel is refused at once
+            self._conv_module = ConformerConvolution(
+                conv_module_kernel,
+                norm_epsilon=self.norm_epsilon,
+                kernel_initializer=self.kernel_initializer,
+                dtype=self.dtype_policy,
+                name="conv_module",
+            )
 
     def build(self, input_shape):
         self._attention_pre, self._attention_post = self._sublayer_wrappers(
@@ -67,16 +76,8 @@ class TransformerEncoderLayer(TransformerLayerBase):
         )
         self._self_attention = self._attention("self_attention", self_attention=True)
         self._self_attention.build(input_shape)
-        self._conv_module = None
-        if self.conv_module_kernel:
+        if self._conv_module is not None:
             self._conv_pre, self._conv_post = self._sublayer_wrappers("conv_module", input_shape)
-            self._conv_module = ConformerConvolution(
-                self.conv_module_kernel,
-                norm_epsilon=self.norm_epsilon,
-                kernel_initializer=self.kernel_initializer,
-                dtype=self.dtype_policy,
-                name="conv_module",
-            )
             self._conv_module.build(input_shape)
         self._ffn_pre, self._ffn_post = self._sublayer_wrappers("ffn", input_shape)
         self._ffn = self._feed_forward("LEFT" if self.causal else "SAME", input_shape)

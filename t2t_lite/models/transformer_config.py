@@ -21,13 +21,15 @@ from t2t_lite.hparam import HParams
 INPUT_MODALITIES = (None, "symbol", "speech")
 SELF_ATTENTION_TYPES = ("dot_product", "dot_product_relative")
 INITIALIZERS = ("uniform_unit_scaling", "normal_unit_scaling", "xavier", "orthogonal")
-# hparam `activation_dtype` -> Keras dtype policy (None: Keras' float32 default).
-# U2++'s left-context draw (`use_dynamic_left_chunk`): read with a default,
-# since runs saved before it existed lack it.
+# U2++'s left-context draw (`use_dynamic_left_chunk`).
 LEFT_CHUNK_HPARAM = "use_dynamic_left_chunk"
-# Conformer's convolution module in each encoder layer: read with a default
-# (0: none), since runs saved before it existed lack it.
+# Conformer's convolution module in each encoder layer.
 CONV_MODULE_HPARAM = "conformer_conv_kernel"
+# Model hparams added after runs were saved, and the value such a run
+# trained with: read with it (decoding, export) and filled in before a
+# resume compares hparams (`run_dir.save_or_check_hparams`).
+MODEL_HPARAM_DEFAULTS = {LEFT_CHUNK_HPARAM: False, CONV_MODULE_HPARAM: 0}
+# hparam `activation_dtype` -> Keras dtype policy (None: Keras' float32 default).
 DTYPE_POLICIES = {"float32": None, "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
 
 
@@ -161,8 +163,12 @@ class TransformerConfig:
             ctc_head=hparams.ctc_loss_weight > 0,
             # A run saved before the head existed trained without one.
             word_boundary_head=word_boundaries_wanted(hparams),
-            use_dynamic_left_chunk=bool(hparams.get(LEFT_CHUNK_HPARAM, False)),
-            conformer_conv_kernel=int(hparams.get(CONV_MODULE_HPARAM, 0)),
+            use_dynamic_left_chunk=bool(
+                hparams.get(LEFT_CHUNK_HPARAM, MODEL_HPARAM_DEFAULTS[LEFT_CHUNK_HPARAM])
+            ),
+            conformer_conv_kernel=int(
+                hparams.get(CONV_MODULE_HPARAM, MODEL_HPARAM_DEFAULTS[CONV_MODULE_HPARAM])
+            ),
             **values,
         )
 
@@ -179,7 +185,8 @@ _BROADCAST_FIELDS = (
     "relu_dropout_broadcast_dims",
     "layer_prepostprocess_dropout_broadcast_dims",
 )
-# Fields the problem supplies, and the one computed from another hparam.
+# Fields the problem supplies, the ones computed from other hparams, and the
+# ones read with a default (`MODEL_HPARAM_DEFAULTS`).
 _NON_HPARAM_FIELDS = (
     "target_vocab_size",
     "input_modality",
@@ -268,7 +275,8 @@ def _check(config: TransformerConfig) -> None:
     if config.conformer_conv_kernel and config.use_dynamic_chunk:
         raise ValueError(
             f"{CONV_MODULE_HPARAM}={config.conformer_conv_kernel} with use_dynamic_chunk: "
-            "the convolution module does not stream yet; set one of them to 0."
+            "the convolution module does not stream yet; set "
+            f"{CONV_MODULE_HPARAM}=0 or use_dynamic_chunk=False."
         )
     if config.multiply_embedding_mode not in ("sqrt_depth", "none"):
         raise ValueError(

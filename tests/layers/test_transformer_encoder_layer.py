@@ -54,9 +54,11 @@ def test_the_convolution_module_runs_between_attention_and_feed_forward(rng):
     np.testing.assert_allclose(out, expected, atol=1e-5)
 
 
-def test_the_convolution_module_does_not_stream_yet():
+def test_the_convolution_module_does_not_stream_yet_and_needs_an_odd_kernel():
     with pytest.raises(ValueError, match="does not stream yet"):
         TransformerEncoderLayer(8, 16, 2, causal=True, conv_module_kernel=3)
+    with pytest.raises(ValueError, match="kernel_size must be an odd positive int"):
+        TransformerEncoderLayer(8, 16, 2, conv_module_kernel=4)
 
 
 def test_unknown_ffn_layer_is_rejected():

@@ -307,6 +307,22 @@ def test_from_hparams_reads_every_model_hparam():
     assert sorted(set(read)) == sorted(MODEL_HPARAMS)
 
 
+def test_conformer_conv_kernel_puts_the_module_in_every_encoder_layer():
+    features = random_features("speech", np.random.default_rng(4))
+    model = make_model("speech", **CONFORMER)
+    model(features)
+    paths = [w.path for w in model.weights]
+    for i in range(len(model.encoder_layers)):
+        wanted = f"/encoder_layer_{i}/conv_module/depthwise_kernel"
+        assert sum(path.endswith(wanted) for path in paths) == 1, paths
+    # A run saved before the hparam existed (its hparams.json lacks it) had none.
+    saved = tiny_hparams()
+    saved.del_hparam("conformer_conv_kernel")
+    old = Transformer.from_hparams(saved, input_modality="speech", target_vocab_size=VOCAB)
+    old(features)
+    assert not any("conv_module" in w.path for w in old.weights)
+
+
 def test_bad_arguments_are_rejected():
     with pytest.raises(ValueError, match="unknown input_modality 'image'"):
         TransformerConfig(10, input_modality="image")

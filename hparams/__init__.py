@@ -8,5 +8,6 @@ from t2t_lite.hparams import (  # noqa: F401
     algorithmic,
     language_models,
     librispeech,
+    real_speech,
     transformer,
 )

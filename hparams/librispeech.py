@@ -78,14 +78,6 @@ ROOM_AUGMENTATION = {
 }
 
 
-# Real recordings bring their own room: a floor, reverberation, a
-# microphone's band. The real-speech sets keep the room's floor, lead and
-# gain (their speech never starts from digital silence either) and leave out
-# what it adds to the speech itself, which at their size cost clean WER on
-# real speakers (docs/benchmarks.md, "The same recipe in the room").
-ADDED_TO_RECORDINGS = ("aug_noise_prob", "aug_babble_prob", "aug_reverb_prob", "aug_band_prob")
-
-
 def add_room_augmentation(hparams: HParams) -> HParams:
     """Turns on `ROOM_AUGMENTATION` (the problem would add it switched off)."""
     for name, value in ROOM_AUGMENTATION.items():
@@ -267,53 +259,4 @@ def transformer_speech_small_streaming() -> HParams:
     hparams.add_hparam("audio_normalization_prior_frames", 100)
     hparams.audio_statistics_floor_db = 20.0  # under the prior's level here
     hparams.add_hparam("aug_envelope_db", 4.0)
-    return hparams
-
-
-# speechocean762's longest training utterance is 20.4 s; at speed 0.9 it
-# becomes 22.7 s. 2,300 frames (23 s) keep every one.
-REAL_SMALL_MAX_FRAMES = 2300
-
-
-@registry.register_hparams
-def transformer_speech_small_real() -> HParams:
-    """`transformer_speech_small` for a few hours of real speech (speechocean762).
-
-    The same model with T2T's dropout, lengths that keep every utterance
-    of a read-speech corpus up to 20 s (`transformer_speech_small` drops what
-    is over 10 s), and of the room only its floor, lead and gain
-    (`ADDED_TO_RECORDINGS`).
-    """
-    hparams = transformer_speech_small()
-    # T2T's dropout: 2.3 k utterances trained for 10,000 steps are seen
-    # dozens of times, where the built-in corpus is seen five.
-    set_dropout(hparams, T2T_DROPOUT)
-    hparams.word_boundary_loss_weight = 0.0  # real corpora come without word times
-    hparams.aug_pause_prob = 0.0  # it was for the head
-    for name in ADDED_TO_RECORDINGS:  # the recordings' own room (above)
-        hparams.set_hparam(name, 0.0)
-    # The real-speech recipe was measured with statistics over every
-    # sounding frame; it keeps them until it is trained again with the floor.
-    hparams.audio_statistics_floor_db = 0.0
-    hparams.max_length = REAL_SMALL_MAX_FRAMES * 80
-    hparams.max_input_seq_length = REAL_SMALL_MAX_FRAMES
-    return hparams
-
-
-# Mini LibriSpeech's longest utterance is 17.3 s and its longest transcript
-# 323 bytes; speechocean762's 20.4 s. The mix keeps every utterance of both.
-REAL_MIX_MAX_TARGETS = 400
-
-
-@registry.register_hparams
-def transformer_speech_small_real_mix() -> HParams:
-    """`transformer_speech_small_real` for `real_speech_mix` (LibriSpeech's
-    readers beside speechocean762's and the built-in corpus's short ones).
-
-    Twice the audio per batch (40 s: LibriSpeech's utterances average 12.7 s,
-    so 20 s batches held one or two of them) and targets up to 400 bytes.
-    """
-    hparams = transformer_speech_small_real()
-    hparams.batch_size = 2 * hparams.batch_size
-    hparams.max_target_seq_length = REAL_MIX_MAX_TARGETS
     return hparams

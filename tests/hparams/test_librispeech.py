@@ -4,7 +4,8 @@ limits, which cover every LibriSpeech utterance (up to 35 s)."""
 import pytest
 
 from t2t_lite import registry
-from t2t_lite.hparams.librispeech import ADDED_TO_RECORDINGS, ROOM_AUGMENTATION
+from t2t_lite.hparams.librispeech import ROOM_AUGMENTATION
+from t2t_lite.hparams.real_speech import ADDED_TO_RECORDINGS
 
 LENGTHS = {"max_length": 3600 * 80, "max_input_seq_length": 3600, "max_target_seq_length": 900}
 # Fixed-size sets: long buckets get fewer than 16 utterances (T2T's 16 x 15.5 s).

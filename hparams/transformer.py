@@ -81,6 +81,13 @@ def transformer_base() -> HParams:
         # the encoder output, mixed with the decoder's cross-entropy as
         # (1 - w) * xent + w * ctc. 0 is T2T's pure attention training.
         ctc_loss_weight=0.0,
+        # t2t-lite addition: intermediate CTC (Lee & Watanabe 2021, as in
+        # ESPnet): the CTC head also reads encoder layer intermediate_ctc_layer
+        # (1-based, below the last; 0: none), whose CTC loss takes
+        # intermediate_ctc_weight of the CTC term. Training only: nothing new
+        # to save or export.
+        intermediate_ctc_layer=0,
+        intermediate_ctc_weight=0.0,
         # t2t-lite addition: weight of the word boundary head's loss (a
         # speech corpus with word times; t2t_lite/layers/word_boundary_head.py).
         # 0: no head. The head reads the encoder through stop_gradient, so

@@ -56,7 +56,7 @@ def save_or_check_hparams(
             such a run (`Problem.add_hparams`).
         defaults: the same for other hparams, name -> the value a run saved
             without it trained with (the model's:
-            `transformer_config.MODEL_HPARAM_DEFAULTS`).
+            `build_trainer.ADDED_HPARAM_DEFAULTS`).
     """
     path = os.path.join(output_dir, HPARAMS_FILE)
     if tf.io.gfile.exists(path):

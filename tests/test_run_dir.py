@@ -8,7 +8,7 @@ import pytest
 
 from t2t_lite import registry, run_dir
 from t2t_lite.hparam import create_hparams
-from t2t_lite.models.transformer_config import MODEL_HPARAM_DEFAULTS
+from t2t_lite.training.build_trainer import ADDED_HPARAM_DEFAULTS
 
 NEWER_HPARAM = "aug_envelope_db"  # added to the audio hparams after runs existed
 
@@ -38,18 +38,23 @@ def test_a_changed_value_of_that_hparam_is_still_refused(tmp_path):
         run_dir.save_or_check_hparams(str(tmp_path), changed, problem)
 
 
-@pytest.mark.parametrize("name", sorted(MODEL_HPARAM_DEFAULTS))
-def test_a_run_saved_before_a_model_hparam_resumes_with_its_default(tmp_path, name):
+@pytest.mark.parametrize("name", sorted(ADDED_HPARAM_DEFAULTS))
+def test_a_run_saved_before_a_model_or_step_hparam_resumes_with_its_default(tmp_path, name):
     problem = registry.problem("librispeech")
     _run_saved_without(str(tmp_path), name, problem)
     same = create_hparams("transformer_tiny", "", problem)
-    run_dir.save_or_check_hparams(str(tmp_path), same, problem, defaults=MODEL_HPARAM_DEFAULTS)
+    run_dir.save_or_check_hparams(str(tmp_path), same, problem, defaults=ADDED_HPARAM_DEFAULTS)
     with pytest.raises(run_dir.ResumeError, match=f"{name} \\(saved None"):
         run_dir.save_or_check_hparams(str(tmp_path), same, problem)  # no defaults: missing
     # A value other than the default is still refused.
-    other = {"conformer_conv_kernel": 3, "use_dynamic_left_chunk": "true"}[name]
+    other = {
+        "conformer_conv_kernel": 3,
+        "use_dynamic_left_chunk": "true",
+        "intermediate_ctc_layer": 1,
+        "intermediate_ctc_weight": 0.3,
+    }[name]
     changed = create_hparams("transformer_tiny", f"{name}={other}", problem)
     with pytest.raises(run_dir.ResumeError, match=f"{name} \\(saved"):
         run_dir.save_or_check_hparams(
-            str(tmp_path), changed, problem, defaults=MODEL_HPARAM_DEFAULTS
+            str(tmp_path), changed, problem, defaults=ADDED_HPARAM_DEFAULTS
         )

@@ -22,9 +22,8 @@ from t2t_lite.data.word_boundary_weight import WEIGHT_HPARAM, word_boundaries_wa
 from t2t_lite.decoding.evaluation.evaluator import DecodeEvaluator
 from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.hparam import HParams
-from t2t_lite.models.transformer_config import MODEL_HPARAM_DEFAULTS
 from t2t_lite.training import strategy as strategies
-from t2t_lite.training.build_trainer import build_trainer
+from t2t_lite.training.build_trainer import ADDED_HPARAM_DEFAULTS, build_trainer
 from t2t_lite.training.trainer import Trainer, TrainerConfig, TrainingError, WarmStartError
 
 SCHEDULES = ("train", "evaluate", "train_and_evaluate", "continuous_eval")
@@ -292,11 +291,6 @@ def main(argv: list[str]) -> int:
     if training:
         _add_normalization_prior(problem, hparams)
         _word_boundary_head(problem, hparams)
-    if training and strategies.is_chief(strategy):
-        run_dir.save_or_check_hparams(
-            FLAGS.output_dir, hparams, problem, defaults=MODEL_HPARAM_DEFAULTS
-        )
-        run_dir.save_flags(FLAGS.output_dir, common.flag_values())
     common.warn_unread_hparams(hparams, problem, model_name)
     try:
         trainer = build_trainer(
@@ -309,6 +303,13 @@ def main(argv: list[str]) -> int:
         )
     except ValueError as error:  # hparams or decode hparams the model cannot honour
         raise common.CliError(str(error)) from error
+    # Saved only once the model is built: hparams it refused leave no run
+    # behind that a corrected command would then be refused to resume.
+    if training and strategies.is_chief(strategy):
+        run_dir.save_or_check_hparams(
+            FLAGS.output_dir, hparams, problem, defaults=ADDED_HPARAM_DEFAULTS
+        )
+        run_dir.save_flags(FLAGS.output_dir, common.flag_values())
     if training:
         training_diagnostics.log_diagnostics(trainer)
     start = time.time()

@@ -70,12 +70,16 @@ class TrainingOutputs(NamedTuple):
             or None without a CTC head.
         boundary_logits: float32 `[batch, frames, 2]` (`WordBoundaryHead`),
             or None without one.
+        intermediate_ctc_logits: float32 `[batch, encoder_frames, vocab]`, the
+            CTC head on an intermediate encoder layer's output (intermediate
+            CTC), or None when not asked for.
     """
 
     logits: object
     ctc_logits: object
     ctc_mask: object
     boundary_logits: object
+    intermediate_ctc_logits: object = None
 
 
 def shift_right(targets):
@@ -328,6 +332,12 @@ class Transformer(keras.Model):
         batch draws its chunk size (and with `use_dynamic_left_chunk` its
         left context).
         """
+        memory, nonpadding, _ = self._encode(features, training, chunk_frames, left_chunks)
+        return memory, nonpadding
+
+    def _encode(self, features, training, chunk_frames=None, left_chunks=0, keep_layer=0):
+        """`encode`'s outputs, plus the output of encoder layer `keep_layer`
+        (1-based; 0: None) through the encoder's final norm."""
         inputs = features["inputs"]
         if self.input_modality == "symbol":
             inputs = ops.cast(inputs, "int32")
@@ -354,9 +364,12 @@ class Transformer(keras.Model):
             attention_mask = ops.logical_and(
                 ops.expand_dims(ops.cast(nonpadding, "bool"), 1), ops.expand_dims(chunks, 0)
             )
-        for layer in self.encoder_layers:
+        kept = None
+        for index, layer in enumerate(self.encoder_layers, start=1):
             x = layer(x, nonpadding, training=training, attention_mask=attention_mask)
-        return self.encoder_norm(x), nonpadding
+            if index == keep_layer:
+                kept = self.encoder_norm(x)
+        return self.encoder_norm(x), nonpadding, kept
 
     def decode(self, targets, memory=None, memory_mask=None, training=None):
         """Teacher-forced decoder: float32 logits for every target position."""
@@ -373,23 +386,34 @@ class Transformer(keras.Model):
             memory, memory_mask = self.encode(features, training=training)
         return self.decode(features["targets"], memory, memory_mask, training=training)
 
-    def call_with_heads(self, features, training=None) -> TrainingOutputs:
+    def call_with_heads(
+        self, features, training=None, intermediate_ctc_layer: int = 0
+    ) -> TrainingOutputs:
         """The training forward pass: the decoder's logits and each auxiliary head's.
 
         The decoder's logits are as `call` returns them; a head the model lacks
-        gives None.
+        gives None. `intermediate_ctc_layer` (1-based, below the last; 0: none)
+        also runs the CTC head on that encoder layer's output, through the
+        encoder's final norm (Lee & Watanabe's intermediate CTC, as ESPnet
+        computes it: the same head, no new weights).
         """
-        memory, memory_mask = (None, None)
+        if intermediate_ctc_layer and self.ctc_projection is None:
+            raise ValueError("intermediate CTC needs a model built with ctc_head=True.")
+        memory = memory_mask = kept = None
         if self.has_inputs:
-            memory, memory_mask = self.encode(features, training=training)
+            memory, memory_mask, kept = self._encode(
+                features, training, keep_layer=intermediate_ctc_layer
+            )
         logits = self.decode(features["targets"], memory, memory_mask, training=training)
-        ctc_logits = ctc_mask = boundary_logits = None
+        ctc_logits = ctc_mask = boundary_logits = intermediate = None
         if self.ctc_projection is not None:
             ctc_logits = ops.cast(self.ctc_projection(memory), "float32")
             ctc_mask = memory_mask
+        if kept is not None:
+            intermediate = ops.cast(self.ctc_projection(kept), "float32")
         if self.word_boundary_head is not None:
             boundary_logits = self.word_boundary_logits(features, memory)
-        return TrainingOutputs(logits, ctc_logits, ctc_mask, boundary_logits)
+        return TrainingOutputs(logits, ctc_logits, ctc_mask, boundary_logits, intermediate)
 
     def call_with_ctc(self, features, training=None):
         """The training forward pass with the CTC head.

@@ -20,9 +20,15 @@ from t2t_lite.data.problem import Problem
 from t2t_lite.data.word_boundary_targets import check_word_times
 from t2t_lite.hparam import HParams
 from t2t_lite.models.build_model import build_model
+from t2t_lite.models.transformer_config import MODEL_HPARAM_DEFAULTS
 from t2t_lite.training.learning_rate import T2TSchedule
 from t2t_lite.training.optimizers import make_optimizer
+from t2t_lite.training.train_step import STEP_HPARAM_DEFAULTS, StepSettings
 from t2t_lite.training.trainer import EvalDecoder, Trainer, TrainerConfig
+
+# Hparams added after runs were saved -> the value such a run trained with:
+# filled in before a resume compares hparams (`run_dir.save_or_check_hparams`).
+ADDED_HPARAM_DEFAULTS = {**MODEL_HPARAM_DEFAULTS, **STEP_HPARAM_DEFAULTS}
 
 
 def build_optimizer(
@@ -83,7 +89,8 @@ def build_trainer(
 
     Raises:
         ValueError: hparams that train a word boundary head on shards
-            without word times (`check_word_times`).
+            without word times (`check_word_times`), or a loss the model
+            cannot train (`StepSettings.from_hparams`).
 
     Example:
     >>> trainer = build_trainer(problem, hparams, "transformer", config,
@@ -91,6 +98,7 @@ def build_trainer(
     >>> trainer.train(evaluate_every=1000)  # doctest: +SKIP
     """
     check_word_times(problem, hparams, config.data_dir)
+    StepSettings.from_hparams(hparams)  # refuses losses the hparams cannot train, before any work
     with strategy.scope():
         model = build_model(problem, hparams, model_name, config.data_dir)
         optimizer = build_optimizer(hparams, config.train_steps, model)

@@ -25,13 +25,23 @@ from t2t_lite.training.losses import (
 )
 from t2t_lite.training.optimizers import optimizer_name
 
+# Intermediate CTC (Lee & Watanabe, 2021; ESPnet's interctc_layer_idx and
+# interctc_weight): the CTC head also reads one encoder layer below the last,
+# and that CTC loss takes this share of the CTC term.
+INTERMEDIATE_LAYER_HPARAM = "intermediate_ctc_layer"
+INTERMEDIATE_WEIGHT_HPARAM = "intermediate_ctc_weight"
 STEP_HPARAMS = (
     "label_smoothing",
     "clip_grad_norm",
     "weight_decay",
     "ctc_loss_weight",
     WEIGHT_HPARAM,
+    INTERMEDIATE_LAYER_HPARAM,
+    INTERMEDIATE_WEIGHT_HPARAM,
 )
+# Step hparams added after runs were saved, and the value such a run trained
+# with (filled in before a resume compares hparams, as the model's are).
+STEP_HPARAM_DEFAULTS = {INTERMEDIATE_LAYER_HPARAM: 0, INTERMEDIATE_WEIGHT_HPARAM: 0.0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,6 +52,8 @@ class StepSettings:
     frame_seconds: float  # seconds per input frame (speech), for throughput
     ctc_loss_weight: float = 0.0  # weight of the encoder's auxiliary CTC loss
     word_boundary_loss_weight: float = 0.0  # weight of the word boundary head's loss
+    intermediate_ctc_layer: int = 0  # 1-based encoder layer of intermediate CTC (0: none)
+    intermediate_ctc_weight: float = 0.0  # its share of the CTC term
 
     @classmethod
     def from_hparams(cls, hparams: HParams) -> StepSettings:
@@ -54,6 +66,11 @@ class StepSettings:
         """
         # AdamW decays the weights itself, in place of T2T's L2 loss term.
         decoupled = optimizer_name(hparams) == "adamw"
+        layer, weight = (
+            hparams.get(name, STEP_HPARAM_DEFAULTS[name])
+            for name in (INTERMEDIATE_LAYER_HPARAM, INTERMEDIATE_WEIGHT_HPARAM)
+        )
+        _check_intermediate_ctc(hparams, int(layer), float(weight))
         return cls(
             label_smoothing=hparams.label_smoothing,
             clip_grad_norm=hparams.clip_grad_norm,
@@ -61,6 +78,32 @@ class StepSettings:
             frame_seconds=FeatureConfig.from_hparams(hparams).frame_seconds,
             ctc_loss_weight=hparams.ctc_loss_weight,
             word_boundary_loss_weight=boundary_loss_weight(hparams),
+            intermediate_ctc_layer=int(layer),
+            intermediate_ctc_weight=float(weight),
+        )
+
+
+def _check_intermediate_ctc(hparams: HParams, layer: int, weight: float) -> None:
+    if not layer and not weight:
+        return
+    encoder_layers = hparams.num_encoder_layers or hparams.num_hidden_layers
+    if encoder_layers < 2:
+        raise ValueError(
+            f"{INTERMEDIATE_LAYER_HPARAM}={layer} reads an encoder layer below the last, "
+            f"but this model has {encoder_layers}: use 2 or more, or set "
+            f"{INTERMEDIATE_LAYER_HPARAM}=0,{INTERMEDIATE_WEIGHT_HPARAM}=0."
+        )
+    if not 0 < weight < 1 or not 1 <= layer < encoder_layers:
+        raise ValueError(
+            f"intermediate CTC needs {INTERMEDIATE_LAYER_HPARAM} from 1 to "
+            f"{encoder_layers - 1} (an encoder layer below the last) and "
+            f"{INTERMEDIATE_WEIGHT_HPARAM} between 0 and 1, got {layer} and {weight:g}; "
+            "set both, or both to 0."
+        )
+    if not hparams.ctc_loss_weight:
+        raise ValueError(
+            f"{INTERMEDIATE_LAYER_HPARAM}={layer} trains the CTC head on an encoder "
+            "layer, but this model has none: set ctc_loss_weight > 0."
         )
 
 
@@ -81,7 +124,9 @@ def make_replica_step(model, optimizer, settings: StepSettings):
         variables = model.trainable_variables
         with tf.GradientTape() as tape:
             if settings.ctc_loss_weight or settings.word_boundary_loss_weight:
-                outputs = model.call_with_heads(features, training=True)
+                outputs = model.call_with_heads(
+                    features, training=True, intermediate_ctc_layer=settings.intermediate_ctc_layer
+                )
                 logits = outputs.logits
             else:
                 logits = model(features, training=True)
@@ -90,6 +135,12 @@ def make_replica_step(model, optimizer, settings: StepSettings):
                 # Both terms are per-token means of the global batch, mixed as
                 # hybrid CTC/attention training mixes them.
                 ctc_sum = summed_ctc_loss(outputs.ctc_logits, outputs.ctc_mask, targets)
+                if settings.intermediate_ctc_layer:
+                    share = settings.intermediate_ctc_weight
+                    intermediate_sum = summed_ctc_loss(
+                        outputs.intermediate_ctc_logits, outputs.ctc_mask, targets
+                    )
+                    ctc_sum = (1.0 - share) * ctc_sum + share * intermediate_sum
                 weight = settings.ctc_loss_weight
                 xent_sum = (1.0 - weight) * xent_sum + weight * ctc_sum
             global_tokens = context.all_reduce(tf.distribute.ReduceOp.SUM, tokens)

@@ -122,6 +122,23 @@ def test_resume_with_changed_hparams_is_refused(data_dir, tmp_path, user_stderr_
         "hidden_size (saved 32, now 16); use a new --output_dir or the same hparams."
     ]
     assert (output_dir / "flags.json").read_text() == saved_flags  # nothing rewritten
+    # Hparams the model cannot train leave no run behind to refuse the fix.
+    refused_dir = tmp_path / "refused"
+    refused = run_command(
+        *trainer_args(
+            data_dir,
+            refused_dir,
+            *base,
+            hparams=f"{TINY},intermediate_ctc_layer=1,intermediate_ctc_weight=0.3",
+        )
+    )
+    assert refused.returncode == 1
+    assert user_stderr_lines(refused.stderr) == [
+        "t2t-lite-trainer: error: intermediate_ctc_layer=1 reads an encoder layer below "
+        "the last, but this model has 1: use 2 or more, or set "
+        "intermediate_ctc_layer=0,intermediate_ctc_weight=0."
+    ]
+    assert not (refused_dir / "hparams.json").exists()
     same_values = ",".join(reversed(TINY.split(",")))  # same values, another spelling
     same = run_command(
         *trainer_args(

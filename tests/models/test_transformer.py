@@ -267,6 +267,27 @@ def test_ctc_head_gives_per_frame_logits_and_the_same_decoder_logits():
         TransformerConfig(10, input_modality=None, ctc_head=True)
 
 
+def test_intermediate_ctc_reads_the_layer_asked_for_through_the_final_norm():
+    features = random_features("speech", np.random.default_rng(5))
+    model = make_model("speech", ctc_loss_weight=0.3, num_hidden_layers=3)
+    outputs = model.call_with_heads(features, intermediate_ctc_layer=2)
+    plain = model.call_with_heads(features)
+    assert plain.intermediate_ctc_logits is None
+    np.testing.assert_allclose(outputs.ctc_logits, plain.ctc_logits, atol=1e-6)
+    np.testing.assert_allclose(outputs.logits, plain.logits, atol=1e-6)
+    # The same model cut after layer 2 gives it as its final CTC logits.
+    layers = model.encoder_layers
+    model.encoder_layers = layers[:2]
+    try:
+        cut = model.call_with_heads(features).ctc_logits
+    finally:
+        model.encoder_layers = layers
+    np.testing.assert_allclose(outputs.intermediate_ctc_logits, cut, atol=1e-6)
+    assert np.abs(np.asarray(cut) - np.asarray(plain.ctc_logits)).max() > 1e-3
+    with pytest.raises(ValueError, match="intermediate CTC needs a model built with ctc_head"):
+        make_model("speech").call_with_heads(features, intermediate_ctc_layer=1)
+
+
 def test_librispeech_v2_has_t2t_shape_and_parameter_count():
     hparams = registry.hparams("transformer_librispeech_v2")
     model = Transformer.from_hparams(hparams, input_modality="speech", target_vocab_size=256)

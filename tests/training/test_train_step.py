@@ -56,6 +56,72 @@ def test_ctc_loss_weight_mixes_the_encoder_ctc_loss_into_the_step_loss():
     assert float(stats["grad_norm"]) > 0
 
 
+def test_intermediate_ctc_takes_its_share_of_the_ctc_term():
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from t2t_lite import registry
+    from t2t_lite.models.transformer import Transformer
+    from t2t_lite.training.losses import summed_cross_entropy, summed_ctc_loss
+    from t2t_lite.training.train_step import StepSettings, make_replica_step
+
+    hparams = (
+        registry.hparams("transformer_tiny")
+        .parse(
+            f"{TINY_TRANSFORMER},ctc_loss_weight=0.25,{NO_DROPOUT},"
+            "intermediate_ctc_layer=1,intermediate_ctc_weight=0.4"
+        )
+        .parse("num_hidden_layers=2")
+    )
+    model = Transformer.from_hparams(hparams, input_modality="speech", target_vocab_size=9)
+    rng = np.random.default_rng(1)
+    features = {
+        "inputs": rng.normal(size=(2, 40, 80, 3)).astype(np.float32),
+        "inputs_length": np.array([40, 30], np.int32),
+        "targets": np.array([[4, 5, 6, 1], [7, 8, 1, 0]], np.int32),
+    }
+    outputs = model.call_with_heads(features, intermediate_ctc_layer=1)
+    xent, tokens = summed_cross_entropy(outputs.logits, features["targets"], 0.1)
+    ctc = summed_ctc_loss(outputs.ctc_logits, outputs.ctc_mask, features["targets"])
+    intermediate = summed_ctc_loss(
+        outputs.intermediate_ctc_logits, outputs.ctc_mask, features["targets"]
+    )
+    assert abs(float(intermediate) - float(ctc)) > 1e-3  # two different terms
+    expected = float((0.75 * xent + 0.25 * (0.6 * ctc + 0.4 * intermediate)) / tokens)
+
+    optimizer = keras.optimizers.SGD(0.0)
+    optimizer.build(model.trainable_variables)
+    settings = StepSettings.from_hparams(hparams)
+    assert (settings.intermediate_ctc_layer, settings.intermediate_ctc_weight) == (1, 0.4)
+    stats = tf.function(make_replica_step(model, optimizer, settings))(features)
+    assert float(stats["loss"]) == pytest.approx(expected, rel=1e-5)
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ("intermediate_ctc_layer=2,intermediate_ctc_weight=0.3", "from 1 to 1 .an encoder layer"),
+        ("intermediate_ctc_layer=1,intermediate_ctc_weight=0.3,num_encoder_layers=1", "has 1"),
+        ("intermediate_ctc_layer=1", "between 0 and 1, got 1 and 0; set both"),
+        ("intermediate_ctc_weight=0.3", "got 0 and 0.3; set both, or both to 0"),
+        ("intermediate_ctc_layer=1,intermediate_ctc_weight=1.0", "between 0 and 1"),
+        ("ctc_loss_weight=0.0,intermediate_ctc_layer=1,intermediate_ctc_weight=0.3", "set ctc_"),
+    ],
+)
+def test_intermediate_ctc_settings_the_model_cannot_train_are_refused(overrides, message):
+    from t2t_lite import registry
+    from t2t_lite.training.train_step import StepSettings
+
+    hparams = (
+        registry.hparams("transformer_tiny")
+        .parse(f"{TINY_TRANSFORMER},ctc_loss_weight=0.3")
+        .parse(f"num_hidden_layers=2,{overrides}")
+    )
+    with pytest.raises(ValueError, match=message):
+        StepSettings.from_hparams(hparams)
+
+
 def test_the_word_boundary_loss_is_added_and_trains_only_the_head():
     import keras
     import numpy as np

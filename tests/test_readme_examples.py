@@ -53,3 +53,25 @@ def test_readme_block_runs_as_a_user_directory(index, tmp_path):
             "--train_steps=2",
             "--iterations_per_loop=2",
         )
+
+
+def test_every_hparams_set_and_problem_the_documents_name_is_registered():
+    """A command line copied from the README names only what exists."""
+    from t2t_lite import registry
+
+    text = "\n".join(path.read_text() for path in DOCUMENTS)
+    # What the documents' own blocks register, as a user directory would.
+    own = {
+        _snake_case(name)
+        for block in _registering_blocks()
+        for _, name in _REGISTERED.findall(block)
+    }
+    listings = {
+        "hparams_set": registry.list_hparams(),
+        "problem": registry.list_problems(),
+    }
+    for flag, registered in listings.items():
+        # Placeholders (`--problem=languagemodel_<corpus>`) are not names.
+        named = set(re.findall(rf"--{flag}=(\w+)(?![\w<])", text))
+        assert len(named) >= 3, flag
+        assert named <= set(registered) | own, sorted(named - set(registered) - own)

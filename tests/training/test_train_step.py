@@ -22,9 +22,20 @@ def test_mirrored_over_two_cpus_follows_the_default_loss_curve():
     assert mirrored["checksum"] == pytest.approx(default["checksum"], rel=1e-5)
 
 
+def speech_batch(seed: int) -> dict:
+    """Two utterances of random features (40 and 30 frames) and their targets."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return {
+        "inputs": rng.normal(size=(2, 40, 80, 3)).astype(np.float32),
+        "inputs_length": np.array([40, 30], np.int32),
+        "targets": np.array([[4, 5, 6, 1], [7, 8, 1, 0]], np.int32),
+    }
+
+
 def test_ctc_loss_weight_mixes_the_encoder_ctc_loss_into_the_step_loss():
     import keras
-    import numpy as np
     import tensorflow as tf
 
     from t2t_lite import registry
@@ -36,12 +47,7 @@ def test_ctc_loss_weight_mixes_the_encoder_ctc_loss_into_the_step_loss():
         f"{TINY_TRANSFORMER},ctc_loss_weight=0.25,{NO_DROPOUT}"
     )
     model = Transformer.from_hparams(hparams, input_modality="speech", target_vocab_size=9)
-    rng = np.random.default_rng(0)
-    features = {
-        "inputs": rng.normal(size=(2, 40, 80, 3)).astype(np.float32),
-        "inputs_length": np.array([40, 30], np.int32),
-        "targets": np.array([[4, 5, 6, 1], [7, 8, 1, 0]], np.int32),
-    }
+    features = speech_batch(seed=0)
     logits, ctc_logits, ctc_mask = model.call_with_ctc(features)
     xent, tokens = summed_cross_entropy(logits, features["targets"], 0.1)
     ctc = summed_ctc_loss(ctc_logits, ctc_mask, features["targets"])
@@ -58,7 +64,6 @@ def test_ctc_loss_weight_mixes_the_encoder_ctc_loss_into_the_step_loss():
 
 def test_intermediate_ctc_takes_its_share_of_the_ctc_term():
     import keras
-    import numpy as np
     import tensorflow as tf
 
     from t2t_lite import registry
@@ -75,12 +80,7 @@ def test_intermediate_ctc_takes_its_share_of_the_ctc_term():
         .parse("num_hidden_layers=2")
     )
     model = Transformer.from_hparams(hparams, input_modality="speech", target_vocab_size=9)
-    rng = np.random.default_rng(1)
-    features = {
-        "inputs": rng.normal(size=(2, 40, 80, 3)).astype(np.float32),
-        "inputs_length": np.array([40, 30], np.int32),
-        "targets": np.array([[4, 5, 6, 1], [7, 8, 1, 0]], np.int32),
-    }
+    features = speech_batch(seed=1)
     outputs = model.call_with_heads(features, intermediate_ctc_layer=1)
     xent, tokens = summed_cross_entropy(outputs.logits, features["targets"], 0.1)
     ctc = summed_ctc_loss(outputs.ctc_logits, outputs.ctc_mask, features["targets"])

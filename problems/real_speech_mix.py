@@ -2,7 +2,7 @@
 
     t2t-lite-datagen --problem=real_speech_mix --data_dir=$DATA --tmp_dir=$RAW
     t2t-lite-trainer --problem=real_speech_mix \
-                     --hparams_set=transformer_speech_small_real_mix ...
+                     --hparams_set=transformer_speech_medium_real_mix ...
     t2t-lite-decoder --output_dir=$OUT    # each member's test, one line each
 
 Members (all lower-case byte targets): Mini LibriSpeech's readers

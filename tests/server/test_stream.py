@@ -394,6 +394,19 @@ async def _page_transcript(
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+def _before_the_browser() -> None:
+    """Runs in Chromium's process before it starts: ahead of the test workers
+    for the CPU where the OS allows it (root, as in CI). Its fake capture,
+    starved of CPU by the other worker's tests, drops audio (module's page
+    tests); an unprivileged run keeps its priority."""
+    import os
+
+    try:
+        os.nice(-10)
+    except PermissionError:
+        pass
+
+
 def _page_with_microphone(
     url: str, microphone: np.ndarray, tmp_path, finals: int, until: str | None = None
 ) -> tuple:
@@ -413,6 +426,7 @@ def _page_with_microphone(
                 "--autoplay-policy=no-user-gesture-required", f"{url}/",
             ],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            preexec_fn=_before_the_browser,
         )  # fmt: skip
         try:
             shown = asyncio.run(_page_transcript(devtools_port, 60, finals, until))

@@ -399,12 +399,11 @@ def _before_the_browser() -> None:
     for the CPU where the OS allows it (root, as in CI). Its fake capture,
     starved of CPU by the other worker's tests, drops audio (module's page
     tests); an unprivileged run keeps its priority."""
+    import contextlib
     import os
 
-    try:
+    with contextlib.suppress(PermissionError):  # not root: it keeps its priority
         os.nice(-10)
-    except PermissionError:
-        pass
 
 
 def _page_with_microphone(

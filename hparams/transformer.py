@@ -88,6 +88,12 @@ def transformer_base() -> HParams:
         # to save or export.
         intermediate_ctc_layer=0,
         intermediate_ctc_weight=0.0,
+        # t2t-lite addition: a phoneme CTC head (CMUdict's phonemes of the
+        # transcript's words; t2t_lite/data/phoneme_ctc_hparams.py) on encoder
+        # layer phoneme_ctc_layer (1-based; 0: the last), its loss added at
+        # phoneme_ctc_weight (0: no head). Speech only.
+        phoneme_ctc_weight=0.0,
+        phoneme_ctc_layer=0,
         # t2t-lite addition: weight of the word boundary head's loss (a
         # speech corpus with word times; t2t_lite/layers/word_boundary_head.py).
         # 0: no head. The head reads the encoder through stop_gradient, so

@@ -52,6 +52,8 @@ def test_a_run_saved_before_a_model_or_step_hparam_resumes_with_its_default(tmp_
         "use_dynamic_left_chunk": "true",
         "intermediate_ctc_layer": 1,
         "intermediate_ctc_weight": 0.3,
+        "phoneme_ctc_weight": 0.3,
+        "phoneme_ctc_layer": 1,
     }[name]
     changed = create_hparams("transformer_tiny", f"{name}={other}", problem)
     with pytest.raises(run_dir.ResumeError, match=f"{name} \\(saved"):

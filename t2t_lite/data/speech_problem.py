@@ -22,6 +22,8 @@ from t2t_lite.data import feature_config, speech_features
 from t2t_lite.data.audio_augment import AUGMENT_HPARAMS
 from t2t_lite.data.audio_io import to_int16_pcm
 from t2t_lite.data.feature_config import AUDIO_HPARAMS, FeatureConfig
+from t2t_lite.data.phoneme_ctc_hparams import phoneme_ctc_wanted
+from t2t_lite.data.phoneme_targets import phoneme_targets
 from t2t_lite.data.problem import TRAIN, Problem, SplitReport
 from t2t_lite.data.speech_features import PCM_SCALE, SAMPLE_RATE, featurize
 from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder, TextEncoder
@@ -176,6 +178,14 @@ class SpeechRecognitionProblem(Problem):
             model_features["word_boundaries"] = boundary_targets(
                 positions[:words], positions[words:], tf.shape(features)[0]
             )
+        if phoneme_ctc_wanted(hparams) and mode == TRAIN:  # the phoneme CTC head's targets
+            phonemes, known = phoneme_targets(example["transcript"])
+            # Within the targets' length, so that a batch padded to the
+            # targets' static size holds them (nearly always: English spells
+            # a phoneme with a letter or more, and spaces count too).
+            fits = tf.size(phonemes) <= tf.size(example["targets"])
+            model_features["phonemes"] = phonemes[: tf.where(fits, tf.size(phonemes), 0)]
+            model_features["phonemes_known"] = known * tf.cast(fits, tf.int32)
         return model_features
 
     def others_wanted(self, hparams: HParams) -> int:
@@ -191,6 +201,9 @@ class SpeechRecognitionProblem(Problem):
         }
         if word_boundaries_wanted(hparams):
             spec["word_boundaries"] = tf.TensorSpec([None, None, 2], tf.float32)
+        if phoneme_ctc_wanted(hparams):  # (training batches only)
+            spec["phonemes"] = tf.TensorSpec([None, None], tf.int32)
+            spec["phonemes_known"] = tf.TensorSpec([None], tf.int32)
         return spec
 
     def batching_length(self, model_lengths: dict, hparams: HParams):
@@ -222,4 +235,7 @@ class SpeechRecognitionProblem(Problem):
         shapes = {"inputs": [frames, None, None], "targets": [targets]}
         if word_boundaries_wanted(hparams):
             shapes["word_boundaries"] = [frames, None]
+        if phoneme_ctc_wanted(hparams):
+            shapes["phonemes"] = [targets]  # (preprocess_example keeps them within)
+            shapes["phonemes_known"] = []
         return shapes

@@ -27,6 +27,7 @@ import keras
 from keras import ops
 
 from t2t_lite import registry
+from t2t_lite.data.phoneme_ctc_hparams import PHONEME_VOCAB_SIZE
 from t2t_lite.data.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.layer_prepostprocess import LayerPrePostProcess
@@ -67,12 +68,14 @@ class TrainingOutputs(NamedTuple):
         ctc_logits: float32 `[batch, encoder_frames, vocab]` (blank is
             PAD_ID), or None without a CTC head.
         ctc_mask: the encoder's nonpadding mask `[batch, encoder_frames]`,
-            or None without a CTC head.
+            or None without a CTC head (characters' or phonemes').
         boundary_logits: float32 `[batch, frames, 2]` (`WordBoundaryHead`),
             or None without one.
         intermediate_ctc_logits: float32 `[batch, encoder_frames, vocab]`, the
             CTC head on an intermediate encoder layer's output (intermediate
             CTC), or None when not asked for.
+        phoneme_ctc_logits: float32 `[batch, encoder_frames, phonemes]`
+            (blank is PAD_ID), or None without a phoneme CTC head.
     """
 
     logits: object
@@ -80,6 +83,7 @@ class TrainingOutputs(NamedTuple):
     ctc_mask: object
     boundary_logits: object
     intermediate_ctc_logits: object = None
+    phoneme_ctc_logits: object = None
 
 
 def shift_right(targets):
@@ -230,6 +234,14 @@ class Transformer(keras.Model):
             )
             # Built now so checkpoints hold it even before the first CTC step.
             self.ctc_projection.build((None, None, c.hidden_size))
+        self.phoneme_projection = None
+        if c.phoneme_ctc_layer:
+            self.phoneme_projection = keras.layers.Dense(
+                PHONEME_VOCAB_SIZE,
+                kernel_initializer=kernel_init,
+                dtype=policy,
+                name="phoneme_ctc_projection",
+            )  # built in build(): its weights' paths then start with its name
         self.word_boundary_head = None
         if c.word_boundary_head:
             self.word_boundary_head = WordBoundaryHead(
@@ -279,6 +291,8 @@ class Transformer(keras.Model):
             shapes.append((self.speech_front_end, tuple(features_shape["inputs"])))
             if self.word_boundary_head is not None and not self.word_boundary_head.built:
                 self.word_boundary_head.build(tuple(features_shape["inputs"]), hidden)
+            if self.phoneme_projection is not None:
+                shapes.append((self.phoneme_projection, hidden))
         if self.has_inputs:
             shapes.append((self.encoder_dropout, hidden))
             shapes += [(layer, hidden) for layer in self.encoder_layers]
@@ -335,9 +349,12 @@ class Transformer(keras.Model):
         memory, nonpadding, _ = self._encode(features, training, chunk_frames, left_chunks)
         return memory, nonpadding
 
-    def _encode(self, features, training, chunk_frames=None, left_chunks=0, keep_layer=0):
-        """`encode`'s outputs, plus the output of encoder layer `keep_layer`
-        (1-based; 0: None) through the encoder's final norm."""
+    def _encode(self, features, training, chunk_frames=None, left_chunks=0, keep_layers=()):
+        """`encode`'s outputs, plus the outputs of the layers in `keep_layers`.
+
+        Those are {layer: its output through the encoder's final norm} for
+        each 1-based encoder layer in `keep_layers`.
+        """
         inputs = features["inputs"]
         if self.input_modality == "symbol":
             inputs = ops.cast(inputs, "int32")
@@ -364,11 +381,11 @@ class Transformer(keras.Model):
             attention_mask = ops.logical_and(
                 ops.expand_dims(ops.cast(nonpadding, "bool"), 1), ops.expand_dims(chunks, 0)
             )
-        kept = None
+        kept = {}
         for index, layer in enumerate(self.encoder_layers, start=1):
             x = layer(x, nonpadding, training=training, attention_mask=attention_mask)
-            if index == keep_layer:
-                kept = self.encoder_norm(x)
+            if index in keep_layers:
+                kept[index] = self.encoder_norm(x)
         return self.encoder_norm(x), nonpadding, kept
 
     def decode(self, targets, memory=None, memory_mask=None, training=None):
@@ -395,25 +412,33 @@ class Transformer(keras.Model):
         gives None. `intermediate_ctc_layer` (1-based, below the last; 0: none)
         also runs the CTC head on that encoder layer's output, through the
         encoder's final norm (Lee & Watanabe's intermediate CTC, as ESPnet
-        computes it: the same head, no new weights).
+        computes it: the same head, no new weights). The phoneme CTC head
+        reads its layer (`phoneme_ctc_layer`) the same way.
         """
         if intermediate_ctc_layer and self.ctc_projection is None:
             raise ValueError("intermediate CTC needs a model built with ctc_head=True.")
-        memory = memory_mask = kept = None
+        phoneme_layer = self.config.phoneme_ctc_layer
+        memory = memory_mask = None
+        kept = {}
         if self.has_inputs:
             memory, memory_mask, kept = self._encode(
-                features, training, keep_layer=intermediate_ctc_layer
+                features, training, keep_layers=(intermediate_ctc_layer, phoneme_layer)
             )
         logits = self.decode(features["targets"], memory, memory_mask, training=training)
-        ctc_logits = ctc_mask = boundary_logits = intermediate = None
+        ctc_logits = ctc_mask = boundary_logits = intermediate = phoneme_logits = None
+        if self.ctc_projection is not None or self.phoneme_projection is not None:
+            ctc_mask = memory_mask
         if self.ctc_projection is not None:
             ctc_logits = ops.cast(self.ctc_projection(memory), "float32")
-            ctc_mask = memory_mask
-        if kept is not None:
-            intermediate = ops.cast(self.ctc_projection(kept), "float32")
+        if intermediate_ctc_layer:
+            intermediate = ops.cast(self.ctc_projection(kept[intermediate_ctc_layer]), "float32")
+        if self.phoneme_projection is not None:
+            phoneme_logits = ops.cast(self.phoneme_projection(kept[phoneme_layer]), "float32")
         if self.word_boundary_head is not None:
             boundary_logits = self.word_boundary_logits(features, memory)
-        return TrainingOutputs(logits, ctc_logits, ctc_mask, boundary_logits, intermediate)
+        return TrainingOutputs(
+            logits, ctc_logits, ctc_mask, boundary_logits, intermediate, phoneme_logits
+        )
 
     def call_with_ctc(self, features, training=None):
         """The training forward pass with the CTC head.

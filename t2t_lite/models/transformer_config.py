@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from t2t_lite.data import phoneme_ctc_hparams
+from t2t_lite.data.phoneme_ctc_hparams import phoneme_ctc_layer
 from t2t_lite.data.word_boundary_weight import WEIGHT_HPARAM, word_boundaries_wanted
 from t2t_lite.hparam import HParams
 
@@ -28,7 +30,11 @@ CONV_MODULE_HPARAM = "conformer_conv_kernel"
 # Model hparams added after runs were saved, and the value such a run
 # trained with: read with it (decoding, export) and filled in before a
 # resume compares hparams (`run_dir.save_or_check_hparams`).
-MODEL_HPARAM_DEFAULTS = {LEFT_CHUNK_HPARAM: False, CONV_MODULE_HPARAM: 0}
+MODEL_HPARAM_DEFAULTS = {
+    LEFT_CHUNK_HPARAM: False,
+    CONV_MODULE_HPARAM: 0,
+    **phoneme_ctc_hparams.DEFAULTS,
+}
 # hparam `activation_dtype` -> Keras dtype policy (None: Keras' float32 default).
 DTYPE_POLICIES = {"float32": None, "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
 
@@ -74,6 +80,10 @@ class TransformerConfig:
             speech model, trained on a corpus's word times to place word
             boundaries on the 10 ms feature frames; hparam
             `word_boundary_loss_weight > 0` turns it on.
+        phoneme_ctc_layer: 0, or the 1-based encoder layer a phoneme CTC
+            head reads (`data/phoneme_ctc_hparams.py`: CMUdict's phonemes
+            as an auxiliary target); hparam `phoneme_ctc_weight > 0` turns
+            it on, on the layer hparam `phoneme_ctc_layer` names (0: the last).
         use_dynamic_chunk: U2's dynamic chunk training for streaming
             (`chunk_attention.py`): each training batch's encoder
             self-attention sees its own chunk and the chunks before it, at a
@@ -133,6 +143,7 @@ class TransformerConfig:
     conformer_conv_kernel: int = 0
     ctc_head: bool = False
     word_boundary_head: bool = False
+    phoneme_ctc_layer: int = 0
 
     def __post_init__(self):
         # Lists (from a JSON config) become tuples: the config stays hashable.
@@ -169,6 +180,7 @@ class TransformerConfig:
             conformer_conv_kernel=int(
                 hparams.get(CONV_MODULE_HPARAM, MODEL_HPARAM_DEFAULTS[CONV_MODULE_HPARAM])
             ),
+            phoneme_ctc_layer=phoneme_ctc_layer(hparams, values["num_encoder_layers"]),
             **values,
         )
 
@@ -195,6 +207,7 @@ _NON_HPARAM_FIELDS = (
     "word_boundary_head",
     "use_dynamic_left_chunk",
     "conformer_conv_kernel",
+    "phoneme_ctc_layer",
 )
 _COMPUTED_FIELDS = ("num_encoder_layers", "num_decoder_layers", *_BROADCAST_FIELDS)
 _HPARAM_FIELDS = tuple(
@@ -213,6 +226,7 @@ MODEL_HPARAMS = (
     WEIGHT_HPARAM,
     LEFT_CHUNK_HPARAM,
     CONV_MODULE_HPARAM,
+    *phoneme_ctc_hparams.DEFAULTS,
     "activation_dtype",
 )
 
@@ -234,6 +248,16 @@ def _check(config: TransformerConfig) -> None:
         raise ValueError("input_modality 'symbol' needs input_vocab_size >= 1.")
     if config.ctc_head and config.input_modality is None:
         raise ValueError("ctc_head needs inputs: a decoder-only model has no encoder.")
+    if not 0 <= config.phoneme_ctc_layer <= config.num_encoder_layers:
+        raise ValueError(
+            f"phoneme_ctc_layer must be 0 (none) or an encoder layer from 1 to "
+            f"{config.num_encoder_layers}, got {config.phoneme_ctc_layer}."
+        )
+    if config.phoneme_ctc_layer and config.input_modality != "speech":
+        raise ValueError(
+            f"a phoneme CTC head (hparam {phoneme_ctc_hparams.WEIGHT_HPARAM} > 0) needs "
+            "speech inputs."
+        )
     if config.word_boundary_head and config.input_modality != "speech":
         raise ValueError(
             f"word_boundary_head needs speech inputs (hparam {WEIGHT_HPARAM} > 0 "

@@ -15,7 +15,9 @@ from typing import Any
 
 import keras
 import tensorflow as tf
+from absl import logging
 
+from t2t_lite.data.phoneme_targets import check_phoneme_targets
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.word_boundary_targets import check_word_times
 from t2t_lite.hparam import HParams
@@ -89,7 +91,8 @@ def build_trainer(
 
     Raises:
         ValueError: hparams that train a word boundary head on shards
-            without word times (`check_word_times`), or a loss the model
+            without word times (`check_word_times`), a phoneme CTC head
+            without a lexicon (`check_phoneme_targets`), or a loss the model
             cannot train (`StepSettings.from_hparams`).
 
     Example:
@@ -98,6 +101,8 @@ def build_trainer(
     >>> trainer.train(evaluate_every=1000)  # doctest: +SKIP
     """
     check_word_times(problem, hparams, config.data_dir)
+    if phonemes := check_phoneme_targets(problem, hparams, config.data_dir):
+        logging.info(phonemes)
     StepSettings.from_hparams(hparams)  # refuses losses the hparams cannot train, before any work
     with strategy.scope():
         model = build_model(problem, hparams, model_name, config.data_dir)

@@ -75,7 +75,7 @@ def padded_cross_entropy(logits, labels, label_smoothing: float = 0.1):
     return loss_sum / tf.maximum(num_tokens, 1.0), num_tokens
 
 
-def summed_ctc_loss(logits, logit_mask, labels):
+def summed_ctc_loss(logits, logit_mask, labels, weights=None):
     """Sum over the batch of the CTC loss of `labels` given per-frame `logits`.
 
     The auxiliary loss of hybrid CTC/attention training (Watanabe et al.,
@@ -90,6 +90,8 @@ def summed_ctc_loss(logits, logit_mask, labels):
         logits: `[batch, frames, vocab]` (computed in float32).
         logit_mask: `[batch, frames]`, 1 at real (right-padded) frames.
         labels: `[batch, length]` target ids ending in EOS, 0-padded.
+        weights: optional `[batch]`: each example's loss is multiplied by
+            its weight (0: not counted).
 
     Returns:
         float32 scalar: the summed negative log-likelihood.
@@ -117,7 +119,10 @@ def summed_ctc_loss(logits, logit_mask, labels):
         logits_time_major=False,
         blank_index=PAD_ID,
     )
-    return tf.reduce_sum(losses * tf.cast(feasible, tf.float32))
+    counted = tf.cast(feasible, tf.float32)
+    if weights is not None:
+        counted *= tf.cast(weights, tf.float32)
+    return tf.reduce_sum(losses * counted)
 
 
 # A word starts and ends about once in 30 feature frames: positives weigh

@@ -16,6 +16,7 @@ import keras
 import tensorflow as tf
 
 from t2t_lite.data.feature_config import FeatureConfig
+from t2t_lite.data.phoneme_ctc_hparams import phoneme_ctc_weight
 from t2t_lite.data.word_boundary_weight import WEIGHT_HPARAM, boundary_loss_weight
 from t2t_lite.hparam import HParams
 from t2t_lite.training.losses import (
@@ -54,6 +55,7 @@ class StepSettings:
     word_boundary_loss_weight: float = 0.0  # weight of the word boundary head's loss
     intermediate_ctc_layer: int = 0  # 1-based encoder layer of intermediate CTC (0: none)
     intermediate_ctc_weight: float = 0.0  # its share of the CTC term
+    phoneme_ctc_weight: float = 0.0  # weight of the phoneme CTC head's loss, added
 
     @classmethod
     def from_hparams(cls, hparams: HParams) -> StepSettings:
@@ -80,6 +82,7 @@ class StepSettings:
             word_boundary_loss_weight=boundary_loss_weight(hparams),
             intermediate_ctc_layer=int(layer),
             intermediate_ctc_weight=float(weight),
+            phoneme_ctc_weight=phoneme_ctc_weight(hparams),
         )
 
 
@@ -123,7 +126,11 @@ def make_replica_step(model, optimizer, settings: StepSettings):
         targets = tf.cast(features["targets"], tf.int32)
         variables = model.trainable_variables
         with tf.GradientTape() as tape:
-            if settings.ctc_loss_weight or settings.word_boundary_loss_weight:
+            if (
+                settings.ctc_loss_weight
+                or settings.word_boundary_loss_weight
+                or settings.phoneme_ctc_weight
+            ):
                 outputs = model.call_with_heads(
                     features, training=True, intermediate_ctc_layer=settings.intermediate_ctc_layer
                 )
@@ -143,6 +150,16 @@ def make_replica_step(model, optimizer, settings: StepSettings):
                     ctc_sum = (1.0 - share) * ctc_sum + share * intermediate_sum
                 weight = settings.ctc_loss_weight
                 xent_sum = (1.0 - weight) * xent_sum + weight * ctc_sum
+            if settings.phoneme_ctc_weight:
+                # Added on the same per-target-token scale; an utterance
+                # without phoneme targets counts for nothing here.
+                phoneme_sum = summed_ctc_loss(
+                    outputs.phoneme_ctc_logits,
+                    outputs.ctc_mask,
+                    features["phonemes"],
+                    weights=features["phonemes_known"],
+                )
+                xent_sum += settings.phoneme_ctc_weight * phoneme_sum
             global_tokens = context.all_reduce(tf.distribute.ReduceOp.SUM, tokens)
             loss = xent_sum / tf.maximum(global_tokens, 1.0)
             if settings.word_boundary_loss_weight:

@@ -139,6 +139,16 @@ def test_resume_with_changed_hparams_is_refused(data_dir, tmp_path, user_stderr_
         "intermediate_ctc_layer=0,intermediate_ctc_weight=0."
     ]
     assert not (refused_dir / "hparams.json").exists()
+    phonemes = run_command(
+        *trainer_args(data_dir, refused_dir, *base, hparams=f"{TINY},phoneme_ctc_weight=0.3")
+    )
+    assert phonemes.returncode == 1
+    assert user_stderr_lines(phonemes.stderr) == [
+        "t2t-lite-trainer: error: hparam phoneme_ctc_weight > 0 trains a phoneme CTC head "
+        f"on a speech problem's transcripts, but {PROBLEM} is not speech: set "
+        "phoneme_ctc_weight=0."
+    ]
+    assert not (refused_dir / "hparams.json").exists()
     same_values = ",".join(reversed(TINY.split(",")))  # same values, another spelling
     same = run_command(
         *trainer_args(

@@ -12,9 +12,7 @@ from t2t_lite.data import pipeline, shards
 from t2t_lite.data.audio_augment import AugmentConfig, augment_waveform
 from t2t_lite.data.audio_augment.babble import add_babble, babble
 from t2t_lite.data.audio_augment.noise import _active_power
-from t2t_lite.data.problem import EVAL, TEST, TRAIN
-from t2t_lite.problems import mini_librispeech
-from tests.helpers import generate_from_tree
+from t2t_lite.data.problem import EVAL, TRAIN
 
 RATE = 16000
 
@@ -95,19 +93,8 @@ def test_augment_waveform_babbles_with_its_probability_and_needs_voices():
         AugmentConfig(babble_voices=(0, 2))
 
 
-class SmallMiniLibrispeech(mini_librispeech.MiniLibrispeech):
-    num_shards = {TRAIN: 2, EVAL: 1, TEST: 1}
-
-
-@pytest.fixture(scope="module")
-def real_data(tmp_path_factory, mini_librispeech_mini):
-    problem = SmallMiniLibrispeech()
-    root = tmp_path_factory.mktemp("babble")
-    return problem, generate_from_tree(problem, root, mini_librispeech_mini)
-
-
-def test_the_pipeline_hands_each_training_example_other_training_utterances(real_data):
-    problem, data_dir = real_data
+def test_the_pipeline_hands_each_training_example_other_training_utterances(mini_librispeech_data):
+    problem, data_dir = mini_librispeech_data
     small = problem.add_hparams(registry.hparams("transformer_speech_small"))
     assert problem.others_wanted(small) == 6  # the room's babble: 3-6 voices
     off = small.parse("aug_babble_prob=0.0")

@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite import registry
+from t2t_lite.data.phoneme_ctc_hparams import PHONEME_VOCAB_SIZE
 from t2t_lite.models.chunk_attention import draw_left_chunks
 from t2t_lite.models.transformer import Transformer
 from t2t_lite.models.transformer_config import MODEL_HPARAMS, TransformerConfig
@@ -286,6 +287,34 @@ def test_intermediate_ctc_reads_the_layer_asked_for_through_the_final_norm():
     assert np.abs(np.asarray(cut) - np.asarray(plain.ctc_logits)).max() > 1e-3
     with pytest.raises(ValueError, match="intermediate CTC needs a model built with ctc_head"):
         make_model("speech").call_with_heads(features, intermediate_ctc_layer=1)
+
+
+def test_the_phoneme_ctc_head_reads_its_layer_and_survives_a_config_round_trip():
+    features = random_features("speech", np.random.default_rng(6))
+    model = make_model("speech", num_hidden_layers=3, phoneme_ctc_weight=0.3, phoneme_ctc_layer=2)
+    assert model.ctc_projection is None
+    model.build({key: (None,) + np.shape(value)[1:] for key, value in features.items()})
+    assert model.phoneme_projection.built  # with the model: checkpoints hold it
+    paths = [weight.path for weight in model.phoneme_projection.weights]
+    assert paths == [f"{model.name}/phoneme_ctc_projection/{w}" for w in ("kernel", "bias")]
+    outputs = model.call_with_heads(features)
+    assert outputs.phoneme_ctc_logits.shape == (BATCH, FRAMES // 4, PHONEME_VOCAB_SIZE)
+    np.testing.assert_array_equal(outputs.ctc_mask, model.encode(features)[1])
+    np.testing.assert_allclose(outputs.logits, model(features), atol=1e-6)
+    layers = model.encoder_layers
+    model.encoder_layers = layers[:2]  # the model cut after layer 2
+    try:
+        cut_memory, _ = model.encode(features)
+    finally:
+        model.encoder_layers = layers
+    np.testing.assert_allclose(
+        outputs.phoneme_ctc_logits, model.phoneme_projection(cut_memory), atol=1e-6
+    )
+    clone = Transformer.from_config(model.get_config())
+    assert clone.config.phoneme_ctc_layer == 2 and clone.phoneme_projection is not None
+    last = make_model("speech", num_hidden_layers=3, phoneme_ctc_weight=0.3)
+    assert last.config.phoneme_ctc_layer == 3  # hparam 0: the last layer
+    assert make_model("speech").call_with_heads(features).phoneme_ctc_logits is None
 
 
 def test_librispeech_v2_has_t2t_shape_and_parameter_count():

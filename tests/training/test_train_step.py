@@ -170,3 +170,44 @@ def test_the_word_boundary_loss_is_added_and_trains_only_the_head():
         model.trainable_variables, tape.gradient(boundary, model.trainable_variables), strict=True
     ):
         assert (gradient is not None) == (id(variable) in head), variable.path
+
+
+def test_the_phoneme_ctc_loss_is_added_for_utterances_whose_words_are_known():
+    """The head reads its encoder layer; an utterance marked unknown counts for nothing."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from t2t_lite import registry
+    from t2t_lite.models.transformer import Transformer
+    from t2t_lite.training.losses import summed_cross_entropy, summed_ctc_loss
+    from t2t_lite.training.train_step import StepSettings, make_replica_step
+
+    hparams = (
+        registry.hparams("transformer_tiny")
+        .parse(f"{TINY_TRANSFORMER},{NO_DROPOUT},phoneme_ctc_weight=0.5,phoneme_ctc_layer=1")
+        .parse("num_hidden_layers=2")
+    )
+    model = Transformer.from_hparams(hparams, input_modality="speech", target_vocab_size=9)
+    features = {
+        **speech_batch(seed=2),
+        "phonemes": np.array([[15, 4, 22, 26], [9, 30, 0, 0]], np.int32),
+        "phonemes_known": np.array([1, 0], np.int32),
+    }
+    outputs = model.call_with_heads(features)
+    assert outputs.ctc_logits is None and outputs.phoneme_ctc_logits.shape == (2, 10, 42)
+    xent, tokens = summed_cross_entropy(outputs.logits, features["targets"], 0.1)
+    first_only = summed_ctc_loss(
+        outputs.phoneme_ctc_logits[:1], outputs.ctc_mask[:1], features["phonemes"][:1]
+    )
+    expected = float((xent + 0.5 * first_only) / tokens)
+
+    optimizer = keras.optimizers.SGD(0.0)
+    optimizer.build(model.trainable_variables)
+    settings = StepSettings.from_hparams(hparams)
+    assert settings.phoneme_ctc_weight == 0.5
+    stats = tf.function(make_replica_step(model, optimizer, settings))(features)
+    assert float(stats["loss"]) == pytest.approx(expected, rel=1e-5)
+    # The head reads layer 1 (through the final norm), not the encoder's output.
+    memory, _ = model.encode(features)
+    assert not np.allclose(outputs.phoneme_ctc_logits, model.phoneme_projection(memory), atol=1e-3)

@@ -11,6 +11,7 @@ import math
 import tensorflow as tf
 
 from t2t_lite.data.text_encoders import EOS_ID, PAD_ID
+from t2t_lite.layers.tf_kernels import in_xla_context
 
 
 def smoothing_entropy_constant(vocab_size: int, label_smoothing: float) -> float:
@@ -111,18 +112,54 @@ def summed_ctc_loss(logits, logit_mask, labels, weights=None):
     # An empty label sequence always has a path (all blanks), so the infeasible
     # examples stay finite (no NaN gradient) before being zeroed.
     label_length = tf.where(feasible, label_length, 0)
-    losses = tf.nn.ctc_loss(
-        labels=labels,
-        logits=logits,
-        label_length=label_length,
-        logit_length=logit_length,
-        logits_time_major=False,
-        blank_index=PAD_ID,
-    )
+    if in_xla_context():
+        # XLA has no kernel for TensorFlow's CTC op: the dense labels take
+        # `tf.nn.ctc_loss`'s forward-backward written in TensorFlow ops.
+        losses = tf.nn.ctc_loss(
+            labels=labels,
+            logits=logits,
+            label_length=label_length,
+            logit_length=logit_length,
+            logits_time_major=False,
+            blank_index=PAD_ID,
+        )
+    else:
+        losses = _ctc_kernel_loss(logits, labels, label_length, logit_length)
     counted = tf.cast(feasible, tf.float32)
     if weights is not None:
         counted *= tf.cast(weights, tf.float32)
     return tf.reduce_sum(losses * counted)
+
+
+def _ctc_kernel_loss(logits, labels, label_length, logit_length):
+    """Each example's CTC loss by TensorFlow's CTC kernel, from sparse labels.
+
+    40x the speed of `tf.nn.ctc_loss`'s dense path (its forward-backward
+    written in TensorFlow ops) on a LibriSpeech batch on CPU
+    (docs/benchmarks.md, "The CTC loss on TensorFlow's kernel"). The kernel
+    takes blank as the last class and refuses an empty label sequence, so
+    the logits are rolled and an example with no labels (an empty
+    transcript, or one `summed_ctc_loss` found infeasible) is given one
+    placeholder label and, in its place, the all-blank path's loss.
+    """
+    empty = tf.equal(label_length, 0)
+    positions = tf.range(tf.shape(labels)[1])[None, :]
+    placeholder = tf.where(tf.equal(positions, 0), EOS_ID, PAD_ID)
+    labels = tf.where(empty[:, None], placeholder, labels)
+    # Blank (PAD_ID, 0) last: every other class moves down one id.
+    rolled = tf.concat([logits[:, :, 1:], logits[:, :, :1]], axis=-1)
+    sparse = tf.sparse.from_dense(labels)  # drops the padding
+    kernel_losses = tf.compat.v1.nn.ctc_loss(
+        labels=tf.SparseTensor(sparse.indices, sparse.values - 1, sparse.dense_shape),
+        inputs=rolled,
+        sequence_length=logit_length,
+        ignore_longer_outputs_than_inputs=True,
+        time_major=False,
+    )
+    frames = tf.sequence_mask(logit_length, tf.shape(logits)[1], dtype=tf.float32)
+    blank_log_probs = tf.nn.log_softmax(logits, axis=-1)[:, :, PAD_ID]
+    all_blank = -tf.reduce_sum(blank_log_probs * frames, axis=1)
+    return tf.where(empty, all_blank, kernel_losses)
 
 
 # A word starts and ends about once in 30 feature frames: positives weigh

@@ -40,6 +40,7 @@ from tests.serving.runs import (
     STREAMING_HPARAMS,
     quiet_room,
     tone_and_noise,
+    tones_over_floors,
     train_speech_run,
 )
 
@@ -219,9 +220,9 @@ def test_a_stream_gives_partials_and_a_final_per_utterance_in_the_streams_clock(
 @pytest.fixture(scope="module")
 def full_context(tmp_path_factory):
     """t2t-lite-serve on the export of a tiny model that does not stream (no
-    dynamic chunks, as the quick start's), trained as `streaming`'s is."""
+    dynamic chunks, as the quick start's), trained on tones over floors."""
     directory = tmp_path_factory.mktemp("full_context_serve")
-    run = train_speech_run(directory / "run", steps=200, silence=0.5)
+    run = train_speech_run(directory / "run", steps=200, clips=tones_over_floors())
     trained = TrainedRun.of(run.output_dir, run.problem)
     export_dir = str(directory / "export")
     export.export_run(trained, export_dir, DecodeConfig.parse(CTC_BEAM_DECODE), 1)
@@ -242,13 +243,20 @@ def test_an_export_that_does_not_stream_is_streamed_in_full_context(full_context
     assert ready["type"] == "ready" and ready["chunk_seconds"] == 0.64
     partials = [m for m in rest if m["type"] == "partial"]
     finals = [m for m in rest if m["type"] == "final"]
-    assert {p["utterance"] for p in partials} == {0, 1}
-    assert [(f["utterance"], f["text"]) for f in finals] == [(0, "hi"), (1, "hi")]
+    assert {p["utterance"] for p in partials if p["text"]} == {0, 1}, rest
+    assert [(f["utterance"], f["text"]) for f in finals] == [(0, "hi"), (1, "hi")], rest
     # The first utterance ended in the quiet between the tones (the tiny
     # model's words are not where the tones are: no finer check of times).
     assert tones[0][1] < finals[0]["end"] < tones[1][0]
     assert finals[1]["start"] == finals[0]["end"]
-    assert finals[1]["end"] == pytest.approx(audio.size / SAMPLE_RATE, abs=0.01)
+    # The second ends with the stream, or, where its word ended half a second
+    # before the stream did, there; what follows is the floor: no words, no final.
+    audio_end = audio.size / SAMPLE_RATE
+    if {p["utterance"] for p in partials} == {0, 1}:
+        assert finals[1]["end"] == pytest.approx(audio_end, abs=0.01)
+    else:
+        assert {p["utterance"] for p in partials} == {0, 1, 2}, rest
+        assert tones[1][0] < finals[1]["end"] < audio_end
 
 
 def test_digital_silence_after_speech_ends_the_utterance(streaming):
@@ -444,11 +452,10 @@ def test_the_page_shows_finals_through_a_noisy_microphone(full_context, tmp_path
     of it before the first utterance and between the two; the page shows
     the finals its utterances end in over the floor (not digital silence).
 
-    Which finals is the tiny model's: it hears "hi" in any two seconds of
-    this floor too and "no" in a fragment (every start in
-    the loop swept through the Python client: "hi" every 1.95 s, "no" where an
-    utterance is cut short), so the cuts, which fall where the page's stream
-    starts in the loop and how the browser's audio arrives, decide the rest.
+    The tiny model (`tones_over_floors`) says "hi" for a tone or its start in
+    a floor and nothing for the floor alone, so every final reads "hi"
+    wherever the cuts fall (where the page's stream starts in the loop, how
+    the browser's audio arrives): a final may hold only a tone's start.
     """
     tone = tone_and_noise()["hi"]
     quiet = [quiet_room(1.5, seed) for seed in range(3)]
@@ -456,5 +463,5 @@ def test_the_page_shows_finals_through_a_noisy_microphone(full_context, tmp_path
     microphone = np.concatenate([floor[0], tone, floor[1], tone, floor[2]])
     shown, errors = _page_with_microphone(full_context, microphone, tmp_path, finals=3)
     assert len(shown.get("finals", [])) >= 3, (shown, errors[-2000:])
-    assert set(shown["finals"]) <= {"hi", "no"} and "hi" in shown["finals"], shown
+    assert set(shown["finals"]) == {"hi"}, shown
     assert "Listening" in shown["status"]

@@ -147,28 +147,60 @@ def reference_decode(run: Run, features: dict) -> tuple[list[str], np.ndarray]:
     return [run.encoders["targets"].decode(row[0]) for row in ids], scores[:, 0]
 
 
+def floored_clips(silence: float) -> list[tuple[str, np.ndarray]]:
+    """The tone ("hi") and the noise burst ("no"), each with `silence`
+    seconds of a quiet room (noise at -60 dBFS) either side."""
+    quiet = quiet_room(silence)
+    return [(text, np.concatenate([quiet, clip, quiet])) for text, clip in tone_and_noise().items()]
+
+
+def tones_over_floors() -> list[tuple[str, np.ndarray]]:
+    """The tone ("hi"), whole or its start, in quiet rooms of several lengths
+    and levels (-60 and -50 dBFS), and the rooms alone (""): a tiny model
+    trained on these says "hi" for a tone wherever it falls in a floor and
+    nothing for the floor, whatever its seed (the noise burst of `floored_clips` is white
+    noise as a floor is, so a model of those hears "no" in a floor alone)."""
+    tone = tone_and_noise()["hi"]
+    clips = []
+    for seed, (before, seconds, after, level_db) in enumerate(
+        [(0.3, 1.0, 0.5, -60), (0.8, 1.0, 0.2, -60), (0.5, 1.0, 1.0, -60), (0.3, 1.0, 0.0, -60),
+         (0.6, 0.5, 0.0, -60), (0.1, 1.0, 0.8, -50), (0.9, 1.0, 0.6, -50), (0.4, 0.6, 0.05, -50)]
+    ):  # fmt: skip
+        gain = 10 ** ((level_db + 60) / 20)  # `quiet_room` peaks at -60 dBFS
+        room = [gain * quiet_room(s, seed=10 + 2 * seed + i) for i, s in enumerate((before, after))]
+        # What a stream's step reads: a tone, or its start, in a room.
+        clips.append(("hi", np.concatenate([room[0], tone[: int(seconds * SAMPLE_RATE)], room[1]])))
+    for seed, (seconds, level_db) in enumerate([(1.0, -60), (2.0, -50), (0.5, -50)]):
+        clips.append(("", 10 ** ((level_db + 60) / 20) * quiet_room(seconds, seed=30 + seed)))
+    return clips
+
+
 def train_speech_run(
-    directory, overrides: str = SPEECH_HPARAMS, steps: int = 80, silence: float = 0.0
+    directory,
+    overrides: str = SPEECH_HPARAMS,
+    steps: int = 80,
+    silence: float = 0.0,
+    clips: list[tuple[str, np.ndarray]] | None = None,
 ) -> Run:
-    """A speech model trained to say "hi" for a tone and "no" for noise
-    (with `silence` seconds of a quiet room, noise at -60 dBFS, either side
-    of each clip, so its CTC head learns silence as blank, as a real model's
-    does).
+    """A speech model trained to say "hi" for a tone and "no" for noise:
+    on `clips` (text, waveform), by default `floored_clips(silence)` (a
+    quiet room either side of each clip, so its CTC head learns silence as
+    blank, as a real model's does).
 
     Hparams that want a normalization prior get the clips' statistics, as
     the trainer gives them its training data's.
     """
-    quiet = quiet_room(silence)
-    clips = {text: np.concatenate([quiet, clip, quiet]) for text, clip in tone_and_noise().items()}
+    clips = floored_clips(silence) if clips is None else clips
+    texts, waveforms = zip(*clips, strict=True)
     problem = registry.problem("librispeech")
     hparams = create_hparams("transformer_tiny", overrides, problem)
     config = FeatureConfig.from_hparams(hparams)
     if config.wants_prior:
-        statistics = feature_statistics(clips.values(), config)
+        statistics = feature_statistics(waveforms, config)
         feature_config.store_prior(hparams, statistics.mean, statistics.mean_square)
-    features = speech_features(list(clips.values()), hparams)
+    features = speech_features(list(waveforms), hparams)
     encoder = problem.feature_encoders(None)["targets"]
-    features["targets"] = pad_rows([np.array(encoder.encode(t) + [1]) for t in clips], np.int32)
+    features["targets"] = pad_rows([np.array(encoder.encode(t) + [1]) for t in texts], np.int32)
     return make_run(directory, problem, hparams, features, steps)
 
 

@@ -90,3 +90,32 @@ def test_ctc_example_too_long_for_its_frames_adds_zero_with_finite_gradients():
     assert float(loss) == pytest.approx(_brute_force_ctc(logits.numpy()[1], [3]), rel=1e-5)
     assert np.isfinite(grads).all()
     assert not grads[0].any() and grads[1].any()
+
+
+def test_ctc_kernel_path_equals_the_dense_path_xla_takes():
+    """Outside XLA the loss runs on TensorFlow's CTC kernel; under XLA on the dense path."""
+    logits = tf.Variable(np.random.default_rng(3).normal(size=(4, 30, 7)).astype(np.float32))
+    mask = np.ones((4, 30), np.float32)
+    mask[1, 20:] = 0  # padding
+    mask[3, 5:] = 0  # row 3 needs 9 frames: infeasible
+    labels = np.array(
+        [
+            [2, 3, 3, 4, 1, 0, 0, 0],
+            [5, 6, 2, 1, 0, 0, 0, 0],
+            [1, 0, 0, 0, 0, 0, 0, 0],  # an empty transcript: the all-blank path
+            [2, 2, 2, 3, 4, 5, 6, 1],
+        ]
+    )
+
+    def loss_and_gradient(compute):
+        with tf.GradientTape() as tape:
+            loss = compute()
+        return float(loss), tape.gradient(loss, logits).numpy()
+
+    kernel, kernel_grads = loss_and_gradient(lambda: summed_ctc_loss(logits, mask, labels))
+    dense, dense_grads = loss_and_gradient(
+        tf.function(lambda: summed_ctc_loss(logits, mask, labels), jit_compile=True)
+    )
+    assert kernel == pytest.approx(dense, rel=1e-5)
+    np.testing.assert_allclose(kernel_grads, dense_grads, atol=1e-4)
+    assert kernel_grads[2].any() and not kernel_grads[3].any()

@@ -100,6 +100,7 @@ setup(
             "t2t-lite-decoder=t2t_lite.cli.decoder:run",
             "t2t-lite-exporter=t2t_lite.cli.exporter:run",
             "t2t-lite-avg-checkpoints=t2t_lite.cli.avg_checkpoints:run",
+            "t2t-lite-ngram=t2t_lite.cli.ngram:run",
             "t2t-lite-tflite-transcribe=t2t_lite.litert.cli:run",
             "t2t-lite-serve=t2t_lite.cli.serve:run",
         ]

@@ -6,7 +6,8 @@
         [--dev_split=dev] [--test_split=test]
 
 A mix names its members' splits: `--dev_split=dev_mini_librispeech
---test_split=test_mini_librispeech`.
+--test_split=test_mini_librispeech`. `--lm_dir` is a trained LM's run or a
+word n-gram's `t2t-lite-ngram` output, as the decode hparam takes either.
 
 Runs `t2t-lite-decoder` (as a user would) on the dev split without the LM
 and with each `lm_weight`, picks the weight with the lowest dev WER, then
@@ -54,7 +55,9 @@ def decode(args, split: str, lm_weight: float) -> dict:
 
 def main() -> None:
     parser = decode_arguments(__doc__.split("\n")[0], "lm_fusion")
-    parser.add_argument("--lm_dir", required=True, help="the language model's run")
+    parser.add_argument(
+        "--lm_dir", required=True, help="the language model's run, or t2t-lite-ngram's output"
+    )
     parser.add_argument("--weights", default="0.1,0.2,0.3,0.5")
     parser.add_argument("--dev_split", default="dev", help="where the weight is chosen")
     parser.add_argument("--test_split", default="test")

@@ -226,6 +226,14 @@ def no_lm_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def no_ngram_dir(tmp_path_factory) -> str:
+    """A word n-gram of the same four sentences as `no_lm_run`'s, by t2t-lite-ngram."""
+    from tests.serving.runs import count_ngram_dir
+
+    return count_ngram_dir(tmp_path_factory.mktemp("no_ngram"), ["no", "no", "no", "hi"])
+
+
+@pytest.fixture(scope="session")
 def text_run(tmp_path_factory):
     from tests.serving.runs import train_text_run
 

@@ -53,5 +53,6 @@ def test_wheel_nests_problems_and_hparams(tmp_path):
         "t2t-lite-decoder",
         "t2t-lite-exporter",
         "t2t-lite-avg-checkpoints",
+        "t2t-lite-ngram",
     ]:
         assert f"{command} = " in text

@@ -62,8 +62,9 @@ class DecodeConfig:
         stream_final: a streamed utterance's final: "search", the joint
             beam search over the streamed encoder output, or "rescore", U2's
             attention rescoring of the CTC prefix search's n-best.
-        lm_dir: a language model's t2t-lite-trainer output_dir, for shallow
-            fusion (`search/language_model.py`).
+        lm_dir: a language model for shallow fusion: a t2t-lite-trainer
+            output_dir, or a word n-gram's t2t-lite-ngram output_dir
+            (`search/language_model.py`).
         lm_weight: the LM's share: `lm_weight * log P_LM` is added to each
             extension's score; 0 leaves the search as it is without an LM.
         hotwords_file: a phrase list to bias the search towards, one phrase

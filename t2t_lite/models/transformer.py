@@ -17,11 +17,14 @@ step index into a fixed-length buffer for XLA; encoder keys/values computed
 once) and returns the next logits; the searches
 (`decoding/`) loop over it. The math is `keras.ops` throughout, so the model
 runs its forward and backward passes on any Keras 3 backend.
+
+This file builds the layers and runs the encoder and the teacher-forced
+decoder; two mixins hold the rest: `AuxiliaryHeads` (`auxiliary_heads.py`:
+the training forward pass with the CTC, phoneme and word boundary heads) and
+`IncrementalDecoding` (`incremental_decoding.py`: the decode cache and step).
 """
 
 from __future__ import annotations
-
-from typing import NamedTuple
 
 import keras
 from keras import ops
@@ -37,53 +40,19 @@ from t2t_lite.layers.timing_signal import TimingSignal
 from t2t_lite.layers.transformer_decoder_layer import TransformerDecoderLayer
 from t2t_lite.layers.transformer_encoder_layer import TransformerEncoderLayer
 from t2t_lite.layers.word_boundary_head import WordBoundaryHead
+from t2t_lite.models.auxiliary_heads import AuxiliaryHeads
 from t2t_lite.models.chunk_attention import (
     chunk_attention_mask,
     draw_chunk_frames,
     draw_left_chunks,
 )
+from t2t_lite.models.incremental_decoding import IncrementalDecoding
+from t2t_lite.models.initializers import make_initializer
 from t2t_lite.models.transformer_config import (
     MODEL_HPARAMS,
     TransformerConfig,
     dtype_policy,
 )
-
-
-def make_initializer(name: str, gain: float) -> keras.initializers.Initializer:
-    """T2T's `initializer`/`initializer_gain` hparams as a Keras initializer."""
-    if name == "uniform_unit_scaling":  # T2T: variance scaling, fan_avg, uniform
-        return keras.initializers.VarianceScaling(gain, "fan_avg", "uniform")
-    if name == "normal_unit_scaling":
-        return keras.initializers.VarianceScaling(gain, "fan_avg", "truncated_normal")
-    if name == "xavier":
-        return keras.initializers.GlorotUniform()
-    return keras.initializers.Orthogonal(gain)  # "orthogonal"; the config checks the name
-
-
-class TrainingOutputs(NamedTuple):
-    """`Transformer.call_with_heads`' result.
-
-    Attributes:
-        logits: float32 `[batch, length, vocab]`, the decoder's.
-        ctc_logits: float32 `[batch, encoder_frames, vocab]` (blank is
-            PAD_ID), or None without a CTC head.
-        ctc_mask: the encoder's nonpadding mask `[batch, encoder_frames]`,
-            or None without a CTC head (characters' or phonemes').
-        boundary_logits: float32 `[batch, frames, 2]` (`WordBoundaryHead`),
-            or None without one.
-        intermediate_ctc_logits: float32 `[batch, encoder_frames, vocab]`, the
-            CTC head on an intermediate encoder layer's output (intermediate
-            CTC), or None when not asked for.
-        phoneme_ctc_logits: float32 `[batch, encoder_frames, phonemes]`
-            (blank is PAD_ID), or None without a phoneme CTC head.
-    """
-
-    logits: object
-    ctc_logits: object
-    ctc_mask: object
-    boundary_logits: object
-    intermediate_ctc_logits: object = None
-    phoneme_ctc_logits: object = None
 
 
 def shift_right(targets):
@@ -93,7 +62,7 @@ def shift_right(targets):
 
 @registry.register_model
 @keras.saving.register_keras_serializable(package="t2t_lite")
-class Transformer(keras.Model):
+class Transformer(AuxiliaryHeads, IncrementalDecoding, keras.Model):
     """Encoder-decoder (or decoder-only) Transformer with a decode cache.
 
     Build one from hparams with `Transformer.from_hparams`, or from a
@@ -402,131 +371,6 @@ class Transformer(keras.Model):
         if self.has_inputs:
             memory, memory_mask = self.encode(features, training=training)
         return self.decode(features["targets"], memory, memory_mask, training=training)
-
-    def call_with_heads(
-        self, features, training=None, intermediate_ctc_layer: int = 0
-    ) -> TrainingOutputs:
-        """The training forward pass: the decoder's logits and each auxiliary head's.
-
-        The decoder's logits are as `call` returns them; a head the model lacks
-        gives None. `intermediate_ctc_layer` (1-based, below the last; 0: none)
-        also runs the CTC head on that encoder layer's output, through the
-        encoder's final norm (Lee & Watanabe's intermediate CTC, as ESPnet
-        computes it: the same head, no new weights). The phoneme CTC head
-        reads its layer (`phoneme_ctc_layer`) the same way.
-        """
-        if intermediate_ctc_layer and self.ctc_projection is None:
-            raise ValueError("intermediate CTC needs a model built with ctc_head=True.")
-        phoneme_layer = self.config.phoneme_ctc_layer
-        memory = memory_mask = None
-        kept = {}
-        if self.has_inputs:
-            memory, memory_mask, kept = self._encode(
-                features, training, keep_layers=(intermediate_ctc_layer, phoneme_layer)
-            )
-        logits = self.decode(features["targets"], memory, memory_mask, training=training)
-        ctc_logits = ctc_mask = boundary_logits = intermediate = phoneme_logits = None
-        if self.ctc_projection is not None or self.phoneme_projection is not None:
-            ctc_mask = memory_mask
-        if self.ctc_projection is not None:
-            ctc_logits = ops.cast(self.ctc_projection(memory), "float32")
-        if intermediate_ctc_layer:
-            intermediate = ops.cast(self.ctc_projection(kept[intermediate_ctc_layer]), "float32")
-        if self.phoneme_projection is not None:
-            phoneme_logits = ops.cast(self.phoneme_projection(kept[phoneme_layer]), "float32")
-        if self.word_boundary_head is not None:
-            boundary_logits = self.word_boundary_logits(features, memory)
-        return TrainingOutputs(
-            logits, ctc_logits, ctc_mask, boundary_logits, intermediate, phoneme_logits
-        )
-
-    def call_with_ctc(self, features, training=None):
-        """The training forward pass with the CTC head.
-
-        Returns:
-            `(logits, ctc_logits, ctc_mask)`: the decoder's float32 logits as
-            `call` returns them, float32 per-frame target logits of the
-            encoder output `[batch, frames, target_vocab_size]` (blank is
-            PAD_ID), and the encoder's nonpadding mask `[batch, frames]`.
-        """
-        if self.ctc_projection is None:
-            raise ValueError("call_with_ctc needs a model built with ctc_head=True.")
-        outputs = self.call_with_heads(features, training=training)
-        return outputs.logits, outputs.ctc_logits, outputs.ctc_mask
-
-    def word_boundary_logits(self, features, memory):
-        """float32 `[batch, frames, 2]` logits of a word starting / ending at each frame.
-
-        `WordBoundaryHead` gives them for each feature frame, from `encode`'s
-        output.
-        """
-        if self.word_boundary_head is None:
-            raise ValueError(
-                "word_boundary_logits needs a model built with word_boundary_head=True."
-            )
-        return ops.cast(self.word_boundary_head(features["inputs"], memory), "float32")
-
-    def ctc_log_probs(self, memory):
-        """float32 per-frame log posteriors of the CTC head, `[batch, frames, vocab]`
-        (blank is PAD_ID), from `encode`'s output."""
-        if self.ctc_projection is None:
-            raise ValueError("ctc_log_probs needs a model built with ctc_head=True.")
-        return ops.log_softmax(ops.cast(self.ctc_projection(memory), "float32"), axis=-1)
-
-    # -- incremental decoding ------------------------------------------------------------
-
-    def initial_decode_cache(
-        self, features: dict, max_length: int | None, batch_size=None, encoded=None
-    ) -> dict:
-        """Encodes the inputs once and returns the decode cache.
-
-        `max_length`: a static number of steps (the fixed-length cache that
-        XLA needs), or None: the self-attention cache grows as the steps
-        need, so each step costs what the prefix holds, not the cap (what
-        `decoding.search.model_search` uses). Every entry has batch as its first
-        dimension, so beam search can tile and reorder it. `batch_size` is
-        needed only for a decoder-only model; `encoded` is
-        `encode(features)`'s result when the caller has it already (joint
-        CTC decoding reads the encoder output too).
-        """
-        cache = {}
-        memory = None
-        if self.has_inputs:
-            memory, cache["memory_mask"] = encoded or self.encode(features, training=False)
-            batch_size = ops.shape(memory)[0]
-        elif batch_size is None:
-            raise ValueError("a decoder-only model needs batch_size to decode.")
-        for i, layer in enumerate(self.decoder_layers):
-            cache[f"layer_{i}"] = layer.initial_cache(batch_size, max_length, memory)
-        return cache
-
-    def decode_step(self, previous_ids, step, cache: dict):
-        """One cached decoder step.
-
-        Args:
-            previous_ids: `[batch]` int, the token decoded at `step - 1`
-                (PAD_ID at step 0).
-            step: scalar int, the position being decoded.
-            cache: from `initial_decode_cache` (or a previous step).
-
-        Returns:
-            `(logits [batch, vocab] float32, new_cache)`.
-        """
-        y = self.target_embedding(ops.cast(previous_ids, "int32")[:, None])
-        y = self.add_position(y, start_index=step)
-        new_cache = {}
-        if "memory_mask" in cache:
-            new_cache["memory_mask"] = cache["memory_mask"]
-        for i, layer in enumerate(self.decoder_layers):
-            y, new_cache[f"layer_{i}"] = layer(
-                y,
-                memory_mask=cache.get("memory_mask"),
-                cache=cache[f"layer_{i}"],
-                cache_update_index=step,
-                training=False,
-            )
-        logits = self.softmax.logits(self.decoder_norm(y))
-        return logits[:, 0], new_cache
 
     def get_config(self):
         config = super().get_config()

@@ -119,7 +119,9 @@ class ServingModule(tf.Module):
         self.model_variables = [getattr(v, "value", v) for v in model.variables]
         if decode_config.lm_weight > 0:  # shallow fusion: the LM's graph and weights inside
             lm = load_language_model(decode_config.lm_dir)
-            self.lm_variables = [getattr(v, "value", v) for v in lm.variables]
+            self.lm_variables = [
+                v if isinstance(v, tf.Variable) else v.value for v in lm.variables
+            ]  # a Keras LM's variables wrap tf.Variables; an n-gram's are tf.Variables
         if self._modality == "speech":
             self.max_input_frames = run_config.max_input_frames
             self.segment_seconds = segment_seconds(run_config, decode_config)

@@ -53,6 +53,7 @@ from t2t_lite.export_manifest import (
     TfliteManifest,
 )
 from t2t_lite.litert.vocabulary import Vocabulary
+from t2t_lite.ngram.ngram_tables import has_ngram
 from t2t_lite.serving.export import ExportError, restored_model
 from t2t_lite.serving.tflite_stream_export import stream_files
 from t2t_lite.streaming.graph import can_stream, check_exported_final
@@ -173,9 +174,15 @@ def export_tflite(
 
     Raises:
         ValueError: a streaming model with decode hparams its streaming
-            files cannot honour (`check_exported_final`).
+            files cannot honour (`check_exported_final`), or a word n-gram LM.
     """
     decode_config = decode_config.for_model(model)
+    if decode_config.lm_weight > 0 and has_ngram(decode_config.lm_dir):
+        raise ValueError(
+            f"decode hparam lm_dir={decode_config.lm_dir} is a word n-gram, whose table "
+            "lookups have no TFLite builtin: fuse it in the SavedModel (--format=saved_model) "
+            "or export the .tflite without it."
+        )
     if can_stream(model):  # refused before the slow conversions
         check_exported_final(decode_config)
     function, input_fields = _graph_and_input(model, run_config, decode_config, max_seconds)

@@ -13,6 +13,7 @@ COMMANDS = [
     "t2t-lite-decoder",
     "t2t-lite-exporter",
     "t2t-lite-avg-checkpoints",
+    "t2t-lite-ngram",
 ]
 
 

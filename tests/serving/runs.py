@@ -7,13 +7,14 @@ tone and noise burst, and a text model on algorithmic_reverse_binary40.
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import keras
 import numpy as np
 import tensorflow as tf
 
 from t2t_lite import registry, run_dir
-from t2t_lite.data import feature_config
+from t2t_lite.data import feature_config, shards
 from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.normalization_prior import feature_statistics
 from t2t_lite.data.speech_features import featurize
@@ -30,6 +31,7 @@ from tests.helpers import (
     TINY_CTC_SPEECH,
     TINY_TRANSFORMER,
     fit_one_batch,
+    run_command,
 )
 
 # Inputs of 300 frames (3 s of audio) at most; the quick start's statistics
@@ -214,6 +216,23 @@ def train_lm_run(directory, sentences: list[str], steps: int = 40) -> Run:
     }
     hparams = create_hparams("transformer_tiny", f"{TINY_TRANSFORMER},{NO_DROPOUT}", problem)
     return make_run(directory, problem, hparams, features, steps)
+
+
+def count_ngram_dir(directory, sentences: list[str], order: int = 2) -> str:
+    """A word n-gram of `sentences` in the speech runs' byte vocabulary, counted
+    by `t2t-lite-ngram` from a `languagemodel_spoken_synth` train split;
+    returns its directory (an `lm_dir`)."""
+    problem = registry.problem("languagemodel_spoken_synth")
+    encoder = problem.feature_encoders(None)["targets"]
+    data_dir, lm_dir = os.path.join(directory, "data"), os.path.join(directory, "ngram")
+    examples = [{"targets": encoder.encode(t) + [1]} for t in sentences]
+    shards.write_shards(examples, shards.shard_paths(data_dir, problem.name, "train", 1))
+    result = run_command(
+        "t2t-lite-ngram", f"--problem={problem.name}", f"--data_dir={data_dir}",
+        f"--output_dir={lm_dir}", f"--ngram_order={order}", "--ngram_prune=1",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    return lm_dir
 
 
 def train_text_run(directory) -> Run:

@@ -67,12 +67,19 @@ def speech_export(speech_run, tmp_path_factory) -> Run:
 def fused_export(speech_run, no_lm_run, tmp_path_factory) -> Run:
     """speech_run with `no_lm_run` fused in (`fused_decode`), exported."""
     directory = str(tmp_path_factory.mktemp("fused_export"))
-    return export_version(speech_run, directory, 1, fused_decode(no_lm_run))
+    return export_version(speech_run, directory, 1, fused_decode(no_lm_run.output_dir))
 
 
-def fused_decode(lm_run) -> str:
-    """Decode hparams that fuse `lm_run` strongly enough to change the tone's text."""
-    return f"lm_dir={lm_run.output_dir},lm_weight=1.0"
+@pytest.fixture(scope="module")
+def fused_ngram_export(speech_run, no_ngram_dir, tmp_path_factory) -> Run:
+    """speech_run with the word n-gram `no_ngram_dir` fused in, exported."""
+    directory = str(tmp_path_factory.mktemp("fused_ngram_export"))
+    return export_version(speech_run, directory, 1, fused_decode(no_ngram_dir))
+
+
+def fused_decode(lm_dir: str) -> str:
+    """Decode hparams that fuse the LM in `lm_dir` strongly enough to change the tone's text."""
+    return f"lm_dir={lm_dir},lm_weight=1.0"
 
 
 @pytest.fixture(scope="module")
@@ -257,7 +264,9 @@ def flacs(librispeech_mini) -> list[np.ndarray]:
 
 
 @pytest.fixture(scope="module")
-def served(speech_export, text_export, fused_export, tmp_path_factory, flacs) -> dict:
+def served(
+    speech_export, text_export, fused_export, fused_ngram_export, tmp_path_factory, flacs
+) -> dict:
     """Every request below, answered by the exports in a process without t2t-lite."""
     directory = tmp_path_factory.mktemp("requests")
     clips = tone_and_noise()
@@ -286,6 +295,8 @@ def served(speech_export, text_export, fused_export, tmp_path_factory, flacs) ->
         },  # fmt: skip
         "fused:waveform": pad_rows(speech_batch, np.float32),
         "fused:waveform_length": np.array([len(w) for w in speech_batch], np.int32),
+        "fused_ngram:waveform": pad_rows(speech_batch, np.float32),
+        "fused_ngram:waveform_length": np.array([len(w) for w in speech_batch], np.int32),
         "timed:waveform": pad_rows(speech_batch, np.float32),
         "timed:waveform_length": np.array([len(w) for w in speech_batch], np.int32),
         "timed_long:waveform": long_flac[None],
@@ -328,6 +339,7 @@ def served(speech_export, text_export, fused_export, tmp_path_factory, flacs) ->
             ("timed_long", speech_export),
             ("speech", speech_export),
             ("fused", fused_export),
+            ("fused_ngram", fused_ngram_export),
             ("biased", speech_export),
             ("biased_nope", speech_export),
             ("biased_empty", speech_export),
@@ -369,21 +381,28 @@ def test_export_without_t2t_lite_equals_in_process_speech_decoding(speech_run, s
     assert texts[0] == "hi" and texts[2] == "no"
 
 
+@pytest.mark.parametrize(
+    "name, lm_dir_of", [("fused", lambda r: r.getfixturevalue("no_lm_run").output_dir),
+                        ("fused_ngram", lambda r: r.getfixturevalue("no_ngram_dir"))],
+)  # fmt: skip
 def test_an_export_with_a_fused_lm_decodes_as_the_decoder_fuses_it(
-    speech_run, no_lm_run, fused_export, served
+    speech_run, served, request, name, lm_dir_of
 ):
     """The LM's weights and graph are inside the SavedModel (served without
-    t2t-lite), and its answers are the in-process fused search's."""
+    t2t-lite), and its answers are the in-process fused search's: a trained
+    LM's, and a word n-gram's tables."""
+    lm_dir = lm_dir_of(request)
     waveforms = served["_waveforms"]["speech"]
     features = speech_features(waveforms, speech_run.hparams)
-    config = DecodeConfig.parse(fused_decode(no_lm_run), base=DecodeConfig.parse(CTC_BEAM_DECODE))
+    config = DecodeConfig.parse(fused_decode(lm_dir), base=DecodeConfig.parse(CTC_BEAM_DECODE))
     ids, scores = BatchDecoder(speech_run.model, speech_run.run_config, config)(features)
     texts = [speech_run.encoders["targets"].decode(row[0]) for row in ids]
-    assert "error" not in served["fused"], served["fused"]
-    assert served["fused"]["outputs"] == texts
-    np.testing.assert_allclose(served["fused"]["scores"], scores[:, 0], rtol=1e-4, atol=1e-4)
+    assert "error" not in served[name], served[name]
+    assert served[name]["outputs"] == texts
+    np.testing.assert_allclose(served[name]["scores"], scores[:, 0], rtol=1e-4, atol=1e-4)
     assert texts[0] == "no" != served["speech"]["outputs"][0]  # the LM changed the tone's text
-    metadata_path = os.path.join(fused_export.export_path, "assets.extra", SAVED_MODEL_MANIFEST)
+    export = request.getfixturevalue(f"{name}_export")
+    metadata_path = os.path.join(export.export_path, "assets.extra", SAVED_MODEL_MANIFEST)
     with open(metadata_path) as handle:
         metadata = json.load(handle)
     assert metadata["decode_hparams"]["lm_weight"] == 1.0

@@ -204,3 +204,12 @@ def test_exporter_refuses_a_bad_quantization_in_one_line(speech_run, tmp_path):
     last = refused.stderr.strip().splitlines()[-1]  # after TensorFlow's start-up lines
     assert last.startswith("t2t-lite-exporter: error:") and "float32, float16, int8" in last
     assert not (tmp_path / "x").exists()
+
+
+def test_a_word_ngram_lm_is_refused_before_converting(speech_run, no_ngram_dir, tmp_path):
+    """Its table lookups have no TFLite builtin: one sentence, and no files."""
+    run = speech_run
+    fused = DecodeConfig.parse(f"{CTC_BEAM_DECODE},lm_dir={no_ngram_dir},lm_weight=0.5")
+    with pytest.raises(ValueError, match=r"is a word n-gram, whose table lookups have no TFLite"):
+        export_tflite(run.model, run.run_config, fused, run.encoders["targets"], str(tmp_path))
+    assert not list(tmp_path.iterdir())

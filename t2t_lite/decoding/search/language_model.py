@@ -4,8 +4,10 @@ Shallow fusion (Gulcehre et al. 2015; ESPnet's `lm_weight`) adds
 `lm_weight * log P_LM(token | prefix)` to each extension's score, EOS
 included, so the search prefers hypotheses that read as the LM's text. The
 LM is a decoder-only `Transformer` trained by `t2t-lite-trainer` on a
-`languagemodel_*` problem that shares the recognizer's target vocabulary;
-decode hparams `lm_dir` (its output_dir) and `lm_weight` turn it on.
+`languagemodel_*` problem that shares the recognizer's target vocabulary,
+or a word n-gram that `t2t-lite-ngram` counted from such a problem
+(`word_ngram_scorer.py`); decode hparams `lm_dir` (the trainer's output_dir
+or the n-gram's directory) and `lm_weight` turn it on.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import tensorflow as tf
 from t2t_lite import registry, run_dir
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
+from t2t_lite.decoding.search.scorer import Scorer
+from t2t_lite.decoding.search.word_ngram_scorer import WordNgramScorer, load_ngram
+from t2t_lite.ngram.ngram_tables import has_ngram
 
 
 @functools.lru_cache(maxsize=4)
@@ -48,10 +53,13 @@ def _load(lm_dir: str):
 
 
 def load_language_model(lm_dir: str, recognizer=None):
-    """The LM trained in `lm_dir` (its latest checkpoint), loaded once per path.
+    """The LM in `lm_dir`, loaded once per path: a Keras model, or `NgramTensors`.
+
+    Either has `variables`, what a SavedModel of the fused search must hold.
 
     Args:
-        lm_dir: a `t2t-lite-trainer` output_dir of a `languagemodel_*` problem.
+        lm_dir: a `t2t-lite-trainer` output_dir of a `languagemodel_*` problem
+            (its latest checkpoint), or a `t2t-lite-ngram` output.
         recognizer: when given, the model the LM is fused with: their target
             vocabularies must be the same size.
 
@@ -59,6 +67,8 @@ def load_language_model(lm_dir: str, recognizer=None):
         ValueError: no LM run there (or no checkpoint), a model with
             inputs, or another vocabulary (one sentence naming `lm_dir`).
     """
+    if has_ngram(lm_dir):
+        return load_ngram(lm_dir, recognizer)
     # Eagerly, even when a traced search asks first: a checkpoint restores
     # outside a graph, and the loaded model is shared by every trace.
     with tf.init_scope():
@@ -72,7 +82,7 @@ def load_language_model(lm_dir: str, recognizer=None):
     return lm
 
 
-def language_model_scorer(lm_dir: str, recognizer, batch_size, max_length=None) -> DecoderScorer:
+def language_model_scorer(lm_dir: str, recognizer, batch_size, max_length=None) -> Scorer:
     """A full scorer of `log P_LM(token | prefix)` for a batch.
 
     Args:
@@ -83,6 +93,8 @@ def language_model_scorer(lm_dir: str, recognizer, batch_size, max_length=None) 
             cap of a fixed-shape search.
     """
     lm = load_language_model(lm_dir, recognizer)
+    if has_ngram(lm_dir):
+        return WordNgramScorer(lm, batch_size, recognizer.target_vocab_size)
     cache = lm.initial_decode_cache({}, max_length, batch_size=batch_size)
     return DecoderScorer(
         lambda ids, step, states: lm.decode_step(ids[:, -1], step, states),

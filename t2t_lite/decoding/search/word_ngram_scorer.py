@@ -1,0 +1,189 @@
+"""A word n-gram LM as a full scorer of a byte search (shallow fusion with lookahead).
+
+The search extends hypotheses a byte at a time; the n-gram knows words. So,
+as ESPnet's look-ahead word LM does (Hori et al. 2018), a word is paid for
+while it is spelled: extending the current word's prefix `p` by a letter
+scores `LA(p + letter) - LA(p)`, where `LA` is the log unigram mass of the
+known words beginning so (`NgramTables.lookahead`); a space or EOS ends the
+word and scores `ln P(word | history) - LA(word)`, so a word's letters and
+its end add up to exactly its n-gram log probability. A prefix no known word
+begins with pays the out-of-vocabulary cost once, when it leaves the
+vocabulary. EOS adds `ln P(</s> | history)`.
+
+The tables are sorted int64 hashes (`ngram/word_hash.py`) in non-trainable
+variables, read with `tf.searchsorted`, so a SavedModel holds them as it
+holds the recognizer's weights.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import tensorflow as tf
+
+from t2t_lite.data.reserved_ids import EOS_ID
+from t2t_lite.decoding.search.scorer import Scorer, expand_to_beam_size, gather_beams
+from t2t_lite.ngram import word_hash
+from t2t_lite.ngram.ngram_tables import NgramTables
+
+
+class NgramTensors(tf.Module):
+    """`NgramTables` as variables, and their lookups in TensorFlow.
+
+    Args:
+        tables: the LM's tables (`NgramTables.load`).
+    """
+
+    def __init__(self, tables: NgramTables):
+        super().__init__(name="word_ngram")
+        self.order = tables.order
+        self.oov_log_prob = float(tables.oov_log_prob)
+        self.space_id = int(tables.info["space_id"])
+        self.target_vocab_size = int(tables.info["target_vocab_size"])
+        self.letters = [int(i) for i in tables.info["letters"]]
+
+        def variables(table, name):
+            return (
+                tf.Variable(table.keys, trainable=False, name=f"{name}_keys"),
+                tf.Variable(table.values, trainable=False, name=f"{name}_values"),
+            )
+
+        self.grams = [variables(t, f"grams{k}") for k, t in enumerate(tables.grams, 1)]
+        self.histories = [
+            variables(t, f"histories{k}") for k, t in enumerate(tables.histories, 1) if k > 1
+        ]
+        self.lookahead = variables(tables.lookahead, "lookahead")
+
+    @staticmethod
+    def _get(table, queries: tf.Tensor, default: float) -> tuple[tf.Tensor, tf.Tensor]:
+        """`(found, values)` of int64 `queries` (any shape) in a sorted table."""
+        keys, values = table
+        flat = tf.reshape(queries, [-1])
+        index = tf.minimum(tf.searchsorted(keys, flat), tf.shape(keys)[0] - 1)
+        found = tf.equal(tf.gather(keys, index), flat)
+        value = tf.where(found, tf.gather(values, index), default)
+        shape = tf.shape(queries)
+        return tf.reshape(found, shape), tf.reshape(value, shape)
+
+    def prefix_mass(self, prefixes: tf.Tensor) -> tf.Tensor:
+        """ln of the unigram mass of the known words each prefix begins (OOV cost if none)."""
+        return self._get(self.lookahead, prefixes, self.oov_log_prob)[1]
+
+    def log_prob(self, history: tf.Tensor, words: tf.Tensor) -> tf.Tensor:
+        """ln P(word | history) by ARPA's backoff (`NgramTables.log_prob` in TF).
+
+        Args:
+            history: int64 `[..., order - 1]` word hashes, oldest first.
+            words: int64 `[...]` word hashes.
+        """
+        result = tf.fill(tf.shape(words), self.oov_log_prob)
+        backoff = tf.zeros(tf.shape(words))
+        done = tf.zeros(tf.shape(words), tf.bool)
+        for k in range(self.order, 0, -1):
+            context = [history[..., j] for j in range(self.order - k, self.order - 1)]
+            key = word_hash.chain_tf(word_hash.ngram_seed(k), [*context, words])
+            found, value = self._get(self.grams[k - 1], key, 0.0)
+            result = tf.where(tf.logical_and(found, tf.logical_not(done)), value + backoff, result)
+            done = tf.logical_or(done, found)
+            if k > 1:
+                key = word_hash.chain_tf(word_hash.history_seed(k - 1), context)
+                weight = self._get(self.histories[k - 2], key, 0.0)[1]
+                backoff += tf.where(done, 0.0, weight)
+        return tf.where(done, result, self.oov_log_prob + backoff)
+
+
+@functools.lru_cache(maxsize=2)
+def _load(lm_dir: str) -> NgramTensors:
+    return NgramTensors(NgramTables.load(lm_dir))
+
+
+def load_ngram(lm_dir: str, recognizer=None) -> NgramTensors:
+    """The n-gram in `lm_dir` as variables, loaded once per path.
+
+    Raises:
+        ValueError: built for another target vocabulary than `recognizer`'s.
+    """
+    with tf.init_scope():  # variables made eagerly, shared by every trace
+        tensors = _load(os.path.abspath(lm_dir))
+    if recognizer is not None and tensors.target_vocab_size != recognizer.target_vocab_size:
+        raise ValueError(
+            f"decode hparam lm_dir={lm_dir} holds an n-gram over {tensors.target_vocab_size} "
+            f"target ids, the recognizer has {recognizer.target_vocab_size}: build it from the "
+            "recognizer's languagemodel_* problem."
+        )
+    return tensors
+
+
+class WordNgramScorer(Scorer):
+    """Scores every next byte by a word n-gram with unigram lookahead.
+
+    Args:
+        tensors: the LM (`load_ngram`).
+        batch_size: the search's batch (an int or a scalar tensor).
+        vocab_size: the recognizer's target vocabulary size.
+
+    Example:
+    ```python
+    scorer = WordNgramScorer(load_ngram(lm_dir, model), batch_size, model.target_vocab_size)
+    scorers.append(WeightedScorer(scorer, lm_weight))
+    ```
+    """
+
+    def __init__(self, tensors: NgramTensors, batch_size, vocab_size: int):
+        self.lm = tensors
+        self.batch_size = batch_size
+        vocab = tf.range(vocab_size, dtype=tf.int64)
+        self.is_space = tf.equal(vocab, tensors.space_id)
+        self.is_eos = tf.equal(vocab, EOS_ID)
+        # Only ids that spell a known word can extend a prefix into the
+        # vocabulary; every other id's column reads the OOV column after them.
+        letters = [i for i in tensors.letters if i < vocab_size]
+        self.letters = tf.constant(letters, tf.int64)
+        column = {token: index for index, token in enumerate(letters)}
+        self.columns = tf.constant([column.get(i, len(letters)) for i in range(vocab_size)])
+
+    def initial_state(self, beam_size: int):
+        start = tf.fill([self.batch_size], word_hash.WORD_SEED)
+        history = tf.fill([self.batch_size, self.lm.order - 1], word_hash.BOS_WORD)
+        return {
+            "history": expand_to_beam_size(history, beam_size),  # [batch, beam, order - 1]
+            "prefix": expand_to_beam_size(start, beam_size),  # the current word so far
+            "paid": expand_to_beam_size(tf.zeros([self.batch_size]), beam_size),  # for it
+        }
+
+    def _after_word(self, history, prefix):
+        """The history after the current word (unchanged if there is none)."""
+        spoken = tf.not_equal(prefix, word_hash.WORD_SEED)[..., None]
+        shifted = tf.concat([history[..., 1:], prefix[..., None]], axis=-1)
+        return tf.where(spoken, shifted, history)
+
+    def score(self, state, alive_seq, step, candidates=None):
+        history, prefix, paid = state["history"], state["prefix"], state["paid"]
+        spoken = tf.not_equal(prefix, word_hash.WORD_SEED)
+        # Letters: the lookahead mass of each longer prefix, less what was paid.
+        longer = word_hash.extend_tf(prefix[..., None], self.letters)  # [batch, beam, letters]
+        mass = self.lm.prefix_mass(longer)
+        mass = tf.concat([mass, tf.fill(tf.shape(mass[..., :1]), self.lm.oov_log_prob)], -1)
+        letters = tf.gather(mass, self.columns, axis=-1) - paid[..., None]  # [batch, beam, vocab]
+        # A space or EOS ends the word: its n-gram probability, less what was paid.
+        word = tf.where(spoken, self.lm.log_prob(history, prefix) - paid, self.lm.oov_log_prob)
+        eos_history = self._after_word(history, prefix)
+        end = tf.where(spoken, word, 0.0) + self.lm.log_prob(
+            eos_history, tf.fill(tf.shape(prefix), word_hash.EOS_WORD)
+        )
+        scores = tf.where(self.is_space, word[..., None], letters)
+        return tf.where(self.is_eos, end[..., None], scores), state
+
+    def select(self, state, new_state, parents, columns, tokens):
+        history = gather_beams(state["history"], parents)
+        prefix = gather_beams(state["prefix"], parents)
+        longer = word_hash.extend_tf(prefix, tf.cast(tokens, tf.int64))
+        ends = tf.logical_or(
+            tf.equal(tokens, self.lm.space_id), tf.equal(tokens, EOS_ID)
+        )  # [batch, beam]
+        return {
+            "history": tf.where(ends[..., None], self._after_word(history, prefix), history),
+            "prefix": tf.where(ends, word_hash.WORD_SEED, longer),
+            "paid": tf.where(ends, 0.0, self.lm.prefix_mass(longer)),
+        }

@@ -1,0 +1,120 @@
+"""A word n-gram as the search's LM: paid letter by letter, fused as a trained LM is."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_lite.data.reserved_ids import EOS_ID
+from t2t_lite.data.text_encoders import ByteTextEncoder
+from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.search.model_search import BatchDecoder
+from t2t_lite.decoding.search.word_ngram_scorer import NgramTensors, WordNgramScorer
+from t2t_lite.ngram import word_hash
+from t2t_lite.ngram.kneser_ney import build_kneser_ney
+from t2t_lite.ngram.sentence_words import word_stream
+from tests.helpers import CTC_BEAM_DECODE, run_command
+from tests.serving.runs import speech_features, tone_and_noise
+
+ENCODER = ByteTextEncoder()
+SPACE_ID = ENCODER.encode(" ")[0]
+TEXT = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog", "the cat ran"]
+
+
+@pytest.fixture(scope="module")
+def tables():
+    ids = [ENCODER.encode(s) for s in TEXT]
+    stream, vocabulary = word_stream(
+        np.concatenate(ids), np.array([len(i) for i in ids]), SPACE_ID, 3
+    )
+    counted = build_kneser_ney(stream, 3, vocabulary)
+    counted.info.update(space_id=SPACE_ID, target_vocab_size=ENCODER.vocab_size)
+    return counted
+
+
+def word(text: str) -> int:
+    ids = [np.array([i]) for i in ENCODER.encode(text)]
+    return int(word_hash.chain_np(word_hash.WORD_SEED, ids)[0])
+
+
+def sentence_log_prob(tables, text: str) -> float:
+    hashes = [int(word_hash.BOS_WORD)] * 2 + [word(w) for w in text.split()]
+    hashes.append(int(word_hash.EOS_WORD))
+    return float(
+        sum(
+            tables.log_prob(np.array([hashes[i - 2 : i]]), np.array([hashes[i]]))[0]
+            for i in range(2, len(hashes))
+        )
+    )
+
+
+def spelled_score(scorer, tokens: list[int]) -> tuple[float, list[float]]:
+    """The scorer's summed score of one hypothesis spelled token by token."""
+    state, steps = scorer.initial_state(1), []
+    for step, token in enumerate(tokens):
+        scores, new_state = scorer.score(state, None, step)
+        steps.append(float(scores[0, 0, token]))
+        chosen = tf.constant([[token]], tf.int32)
+        state = scorer.select(state, new_state, tf.zeros([1, 1], tf.int32), chosen, chosen)
+    return sum(steps), steps
+
+
+@pytest.mark.parametrize("text", ["the cat sat", "a dog ran on the mat", "the qzx sat", "zzz"])
+def test_a_spelled_sentence_pays_exactly_its_ngram_log_probability(tables, text):
+    """Letters pay lookahead, the space or EOS the rest: the sum over the
+    bytes is the n-gram's log probability of the words and the end, an
+    out-of-vocabulary word included."""
+    scorer = WordNgramScorer(NgramTensors(tables), 1, ENCODER.vocab_size)
+    total, steps = spelled_score(scorer, ENCODER.encode(text) + [EOS_ID])
+    assert total == pytest.approx(sentence_log_prob(tables, text), abs=1e-3)
+    assert all(s <= 1e-6 for s in steps[:1])  # a first letter costs its words' mass
+
+
+def test_known_words_are_cheaper_to_spell_than_unknown_ones(tables):
+    scorer = WordNgramScorer(NgramTensors(tables), 1, ENCODER.vocab_size)
+    known, _ = spelled_score(scorer, ENCODER.encode("the cat") + [EOS_ID])
+    misspelled, steps = spelled_score(scorer, ENCODER.encode("the cqt") + [EOS_ID])
+    assert known > misspelled
+    # The misspelling pays when it leaves the vocabulary ("cq": the OOV cost
+    # less the lookahead "c" paid), and nothing for its later letters.
+    c = word_hash.chain_np(word_hash.WORD_SEED, [np.array(ENCODER.encode("c"))])
+    paid_for_c = tables.lookahead.get(c, 0.0)[1][0]
+    assert steps[5] == pytest.approx(tables.oov_log_prob - paid_for_c, abs=1e-5)
+    assert steps[6] == pytest.approx(0.0, abs=1e-5)
+
+
+@pytest.fixture(scope="module")
+def clips(speech_run) -> dict:
+    return speech_features(list(tone_and_noise().values()), speech_run.hparams)
+
+
+def decode(run, clips, overrides: str) -> list[str]:
+    decoder = BatchDecoder(run.model, run.run_config, DecodeConfig.parse(overrides))
+    ids, _ = decoder({k: tf.constant(v) for k, v in clips.items()})
+    return [run.encoders["targets"].decode(row[0]) for row in ids]
+
+
+def test_an_ngram_lm_dir_fuses_as_a_trained_lm_does(speech_run, no_ngram_dir, clips):
+    """The n-gram t2t-lite-ngram counted from "no" three times and "hi" once
+    turns the tone's "hi" into "no" at weight 1, not at 0.02 (the trained
+    LM's test above, with the n-gram in `lm_dir`)."""
+    assert decode(speech_run, clips, CTC_BEAM_DECODE) == ["hi", "no"]
+    fused = f"{CTC_BEAM_DECODE},lm_dir={no_ngram_dir},lm_weight=1.0"
+    assert decode(speech_run, clips, fused) == ["no", "no"]
+    weak = f"{CTC_BEAM_DECODE},lm_dir={no_ngram_dir},lm_weight=0.02"
+    assert decode(speech_run, clips, weak) == ["hi", "no"]
+
+
+def test_t2t_lite_ngram_refuses_bad_input_in_one_line(tmp_path):
+    for args, expected in [
+        (["--problem=spoken_synth"], "has inputs"),
+        (["--problem=languagemodel_spoken_synth"], "no train data"),
+        (["--problem=languagemodel_spoken_synth", "--ngram_order=1"], "--ngram_order"),
+    ]:
+        result = run_command(
+            "t2t-lite-ngram", f"--data_dir={tmp_path}", f"--output_dir={tmp_path}/lm", *args
+        )
+        assert result.returncode == 1, result.stderr
+        last = result.stderr.strip().splitlines()[-1]
+        assert last.startswith("t2t-lite-ngram: error:") and expected in last, last
+        assert "Traceback" not in result.stderr
+        assert not (tmp_path / "lm").exists()

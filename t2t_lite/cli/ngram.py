@@ -16,6 +16,7 @@ words in bytes or characters (a subword vocabulary's pieces do not).
 
 import os
 import time
+from collections.abc import Iterator
 
 import numpy as np
 import tensorflow as tf
@@ -26,7 +27,7 @@ from t2t_lite.data.problem import DataError
 from t2t_lite.data.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.data.text_encoders import ByteTextEncoder
 from t2t_lite.ngram.kneser_ney import build_kneser_ney
-from t2t_lite.ngram.sentence_words import word_stream
+from t2t_lite.ngram.sentence_words import chunked_word_stream
 
 flags.DEFINE_integer("ngram_order", 4, "The longest n-gram counted.")
 flags.DEFINE_integer(
@@ -36,22 +37,19 @@ flags.DEFINE_integer(
 FLAGS = flags.FLAGS
 
 
-def read_sentences(paths: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Every record's targets without EOS or padding: `(ids, lengths)`, int64."""
-    dataset = tf.data.TFRecordDataset(paths).batch(8192)
+def read_sentences(
+    paths: list[str], batch_size: int = 65536
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Each batch of records' targets without EOS or padding: `(ids, lengths)`, int64."""
+    dataset = tf.data.TFRecordDataset(paths).batch(batch_size)
     dataset = dataset.map(
         lambda records: tf.io.parse_example(records, {"targets": tf.io.RaggedFeature(tf.int64)})[
             "targets"
         ]
     )
-    ids, lengths = [], []
     for batch in dataset:
         kept = tf.ragged.boolean_mask(batch, tf.logical_and(batch != EOS_ID, batch != PAD_ID))
-        ids.append(kept.flat_values.numpy())
-        lengths.append(kept.row_lengths().numpy())
-    if not ids:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(ids), np.concatenate(lengths)
+        yield kept.flat_values.numpy(), kept.row_lengths().numpy()
 
 
 def main(argv: list[str]) -> int:
@@ -78,15 +76,16 @@ def main(argv: list[str]) -> int:
     except DataError as error:
         raise common.CliError(str(error)) from error
     started = time.time()
-    ids, lengths = read_sentences(paths)
-    if not lengths.any():
-        raise common.CliError(f"problem {problem.name}'s train split in {data_dir} has no text.")
     space_id = encoder.encode(" ")[0]
-    stream, vocabulary = word_stream(ids, lengths, space_id, FLAGS.ngram_order)
+    stream, vocabulary, sentences = chunked_word_stream(
+        read_sentences(paths), space_id, FLAGS.ngram_order
+    )
+    if not sentences:
+        raise common.CliError(f"problem {problem.name}'s train split in {data_dir} has no text.")
     tables = build_kneser_ney(stream, FLAGS.ngram_order, vocabulary, prune=FLAGS.ngram_prune)
     tables.info.update(
         problem=problem.name,
-        sentences=int(np.count_nonzero(lengths)),
+        sentences=sentences,
         space_id=space_id,
         target_vocab_size=encoder.vocab_size,
     )

@@ -104,14 +104,16 @@ class BookTextLanguageModelProblem(TranscriptLanguageModelProblem):
       speech_problem: the registered LibriSpeech problem; it must list its
         splits' utterances (`split_files`) and say how it writes a transcript
         (`written_form`).
-      max_train_bytes: how much normalized text train holds at most.
+      max_train_bytes: how much normalized text train holds at most: as
+        much as `t2t-lite-ngram` counts in the memory of a 24 GB machine
+        (more text kept lowering the book 4-gram's WER; docs/benchmarks.md).
       max_line_bytes: a longer sentence is cut into lines of at most this.
       base_url: where `librispeech-lm-corpus.tgz` comes from; None means
         env `T2T_LITE_LIBRISPEECH_LM_URL`, else OpenSLR 11.
     """
 
     num_shards = {TRAIN: 8, EVAL: 1, TEST: 1}
-    max_train_bytes: int = 200_000_000
+    max_train_bytes: int = 400_000_000
     max_line_bytes: int = MAX_LINE_BYTES
     base_url: str | None = None
 

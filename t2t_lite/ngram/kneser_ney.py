@@ -17,6 +17,10 @@ ARPA's: `P_k(w | h)` for each counted `(h, w)`, `gamma(h)` as `h`'s backoff
 weight. `prune` drops n-grams of order 3 and up counted fewer times (their
 probability is then the backoff's), as n-gram toolkits do to keep the
 tables a size a decoder loads.
+
+For the search's lookahead (`ngram_tables.py`) it also sums, under each
+prefix of each known word, the unigram probabilities and, per word before,
+the bigrams' discounted shares.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import numpy as np
 
 from t2t_lite.ngram import word_hash
 from t2t_lite.ngram.ngram_tables import NgramTables, SortedTable
+
+_EMPTY = SortedTable.of(np.zeros(0, np.int64), np.zeros(0))
 
 
 def _distinct(columns: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
@@ -82,24 +88,26 @@ def build_kneser_ney(
             lower = np.full(len(counts), 1.0 / vocabulary_size)
         else:
             lower = np.exp(_query(grams, histories, k - 1, columns[1:-1], columns[-1]))
-        prob = np.maximum(counts - discount, 0) / total[inverse] + gamma[inverse] * lower
+        seen = np.maximum(counts - discount, 0) / total[inverse]  # the discounted share
+        prob = seen + gamma[inverse] * lower
+        if k == 2:  # P(w | v) = seen(v, w) + gamma(v) P_1(w): the context lookahead's terms
+            spelled = columns[1] != word_hash.EOS_WORD
+            bigrams = (columns[0][spelled], columns[1][spelled], seen[spelled])
         keep = counts >= prune if k >= 3 else np.ones(len(counts), bool)
         key = word_hash.chain_np(word_hash.ngram_seed(k), columns)
         grams[k] = SortedTable.of(key[keep], np.log(prob[keep]))
-        histories[k] = (
-            SortedTable.of(unique, np.log(gamma))
-            if k > 1
-            else SortedTable.of(np.zeros(0, np.int64), np.zeros(0))
-        )
+        histories[k] = SortedTable.of(unique, np.log(gamma)) if k > 1 else _EMPTY
         if k == 1:
             oov_log_prob = float(np.log(gamma[0] / vocabulary_size))
-            unigram = dict(zip(columns[0].tolist(), prob.tolist(), strict=True))
+            spelled = columns[0] != word_hash.EOS_WORD
+            unigram = (columns[0][spelled], prob[spelled])
         discounts[k], sizes[k] = discount, int(keep.sum())
     return NgramTables(
         order=order,
         grams=[grams[k] for k in range(1, order + 1)],
         histories=[histories[k] for k in range(1, order + 1)],
-        lookahead=_lookahead(vocabulary, unigram),
+        lookahead=_log(_prefix_mass(vocabulary, *unigram)),
+        context_lookahead=_prefix_mass(vocabulary, bigrams[1], bigrams[2], contexts=bigrams[0]),
         oov_log_prob=oov_log_prob,
         info={
             # The ids words are spelled with: the search looks no other id up.
@@ -119,7 +127,8 @@ def _query(grams, histories, order, context, words) -> np.ndarray:
         order=order,
         grams=[grams[k] for k in range(1, order + 1)],
         histories=[histories[k] for k in range(1, order + 1)],
-        lookahead=SortedTable.of(np.zeros(0, np.int64), np.zeros(0)),
+        lookahead=_EMPTY,
+        context_lookahead=_EMPTY,
         oov_log_prob=-np.inf,
         info={},
     )
@@ -127,24 +136,48 @@ def _query(grams, histories, order, context, words) -> np.ndarray:
     return tables.log_prob(history, words)
 
 
-def _lookahead(vocabulary: dict[int, np.ndarray], unigram: dict[int, float]) -> SortedTable:
-    """Each prefix of each known word and ln of the unigram mass of the words it begins."""
-    keys, masses = [], []
-    words = [(ids, unigram.get(word, 0.0)) for word, ids in vocabulary.items()]
-    longest = max((len(ids) for ids, _ in words), default=0)
-    prefix = np.full(len(words), word_hash.WORD_SEED, np.int64)
-    lengths = np.array([len(ids) for ids, _ in words])
-    mass = np.array([p for _, p in words])
-    padded = np.zeros((len(words), longest), np.int64)
-    for row, (ids, _) in enumerate(words):
-        padded[row, : len(ids)] = ids
-    for depth in range(longest):
-        alive = lengths > depth
-        prefix = np.where(alive, word_hash.extend_np(prefix, padded[:, depth]), prefix)
-        keys.append(prefix[alive])
-        masses.append(mass[alive])
-    keys, masses = np.concatenate(keys), np.concatenate(masses)
-    unique, inverse = np.unique(keys, return_inverse=True)
-    total = np.bincount(inverse, weights=masses)
+def _prefix_mass(
+    spelling: dict[int, np.ndarray],
+    words: np.ndarray,
+    masses: np.ndarray,
+    contexts: np.ndarray | None = None,
+) -> SortedTable:
+    """Each prefix of each row's word and the summed mass of the rows under it.
+
+    Args:
+        spelling: each word hash's target ids.
+        words: int64 `[rows]`, each row's word.
+        masses: `[rows]`, each row's mass.
+        contexts: int64 `[rows]`: each row's previous word, which then
+            heads the key (`word_hash.context_prefix_key`); None: keys are
+            the prefixes' hashes.
+    """
+    distinct, row_word = np.unique(words, return_inverse=True)
+    spelled = [spelling[w] for w in distinct.tolist()]
+    lengths = np.array([len(ids) for ids in spelled], np.int64)
+    longest_first = np.argsort(-lengths, kind="stable")
+    rank = np.empty_like(longest_first)
+    rank[longest_first] = np.arange(len(longest_first))
+    rows = np.argsort(rank[row_word], kind="stable")  # rows by their word's rank
+    row_rank = rank[row_word][rows]
+    prefix = np.full(len(distinct), word_hash.WORD_SEED, np.int64)  # by rank
+    keys, values = [], []
+    for depth in range(int(lengths.max(initial=0))):
+        reached = int(np.count_nonzero(lengths > depth))  # ranks [0, reached) go this deep
+        ids = [spelled[i][depth] for i in longest_first[:reached].tolist()]
+        prefix[:reached] = word_hash.extend_np(prefix[:reached], ids)
+        taken = rows[: np.searchsorted(row_rank, reached)]
+        key = prefix[row_rank[: len(taken)]]
+        if contexts is not None:
+            key = word_hash.context_prefix_key(contexts[taken], key)
+        keys.append(key)
+        values.append(masses[taken])
+    if not keys:
+        return _EMPTY
+    unique, inverse = np.unique(np.concatenate(keys), return_inverse=True)
+    return SortedTable.of(unique, np.bincount(inverse, weights=np.concatenate(values)))
+
+
+def _log(table: SortedTable) -> SortedTable:
     with np.errstate(divide="ignore"):
-        return SortedTable.of(unique, np.log(total))
+        return SortedTable(table.keys, np.log(table.values))

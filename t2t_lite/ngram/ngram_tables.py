@@ -10,10 +10,14 @@ history `h'` ends `h`, times the backoff weights of the longer histories
 (ARPA's rule; for interpolated Kneser-Ney the stored probability already
 holds the lower orders' share). A word in no table costs `oov_log_prob`.
 
-The search scores a word letter by letter with the lookahead table: each
-prefix of a known word and the log of the unigram probability of the words
-under it, so a hypothesis pays for a word as it spells it, not all at its
-end (`decoding/search/word_ngram_scorer.py`).
+The search scores a word letter by letter with the lookahead tables, so a
+hypothesis pays for a word as it spells it, not all at its end
+(`decoding/search/word_ngram_scorer.py`): the probability of the words a
+prefix begins given the word before, `P_2(p... | v)`, which is interpolated
+Kneser-Ney's `seen(v, p) + gamma(v) U(p)`: `U` from the unigram lookahead
+(each prefix of a known word, ln of its words' unigram probability),
+`seen` from the context lookahead, `gamma(v)` the bigram history's backoff
+weight.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from t2t_lite.ngram import word_hash
 
 TABLES_FILE = "ngram.npz"
 INFO_FILE = "ngram.json"
+LOOKAHEAD_TABLES = ("lookahead", "context_lookahead")
 
 
 def has_ngram(lm_dir: str) -> bool:
@@ -67,6 +72,11 @@ class NgramTables:
             (k-1)-word histories' log backoff weights.
         lookahead: each prefix of a known word (its hash chain) and the log
             of the unigram probability of the words it begins.
+        context_lookahead: each (word v, prefix p) where a bigram `v w` with
+            `w` beginning with `p` was counted, and the sum over those `w`
+            of the bigram's discounted share (`P_2(w | v)` less
+            `gamma(v) P_1(w)`, not a log); keyed by
+            `word_hash.context_prefix_key`.
         oov_log_prob: the unigram log probability of a word in no table.
         info: how it was built (the problem, counts, discounts, vocabulary).
     """
@@ -75,13 +85,17 @@ class NgramTables:
     grams: list[SortedTable]
     histories: list[SortedTable]
     lookahead: SortedTable
+    context_lookahead: SortedTable
     oov_log_prob: float
     info: dict
 
     def save(self, lm_dir: str) -> str:
         """Writes `ngram.npz` and `ngram.json` into `lm_dir`; returns the tables' path."""
         os.makedirs(lm_dir, exist_ok=True)
-        arrays = {"lookahead_keys": self.lookahead.keys, "lookahead_values": self.lookahead.values}
+        arrays = {}
+        for name in LOOKAHEAD_TABLES:
+            arrays[f"{name}_keys"] = getattr(self, name).keys
+            arrays[f"{name}_values"] = getattr(self, name).values
         for k in range(1, self.order + 1):
             arrays[f"grams{k}_keys"] = self.grams[k - 1].keys
             arrays[f"grams{k}_values"] = self.grams[k - 1].values
@@ -105,6 +119,12 @@ class NgramTables:
             info = json.load(handle)
         arrays = np.load(os.path.join(lm_dir, TABLES_FILE))
         order = int(info["order"])
+        missing = [name for name in LOOKAHEAD_TABLES if f"{name}_keys" not in arrays]
+        if missing:
+            raise ValueError(
+                f"{os.path.join(lm_dir, TABLES_FILE)} has no {missing[0]} table (an older "
+                "t2t-lite-ngram wrote it): run t2t-lite-ngram again."
+            )
 
         def table(name):
             return SortedTable(arrays[f"{name}_keys"], arrays[f"{name}_values"])
@@ -114,6 +134,7 @@ class NgramTables:
             grams=[table(f"grams{k}") for k in range(1, order + 1)],
             histories=[table(f"histories{k}") for k in range(1, order + 1)],
             lookahead=table("lookahead"),
+            context_lookahead=table("context_lookahead"),
             oov_log_prob=float(info["oov_log_prob"]),
             info=info,
         )

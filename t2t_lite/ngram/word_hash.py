@@ -21,6 +21,7 @@ _SHIFT = 29
 WORD_SEED = np.int64(0x5EED)
 _NGRAM_SEED = np.int64(0x6E6772616D)  # "ngram"
 _HISTORY_SEED = np.int64(0x68697374)  # "hist"
+_CONTEXT_SEED = np.int64(0x63747874)  # "ctxt"
 
 
 def extend_np(hashes: np.ndarray, ids) -> np.ndarray:
@@ -67,3 +68,11 @@ def ngram_seed(order: int) -> np.int64:
 def history_seed(length: int) -> np.int64:
     """The seed of the keys of histories of `length` words."""
     return extend_np(np.full([1], _HISTORY_SEED), [length])[0]
+
+
+def context_prefix_key(previous_words, prefixes):
+    """The key of (previous word, prefix of the next word), numpy or TF alike."""
+    if isinstance(prefixes, np.ndarray):
+        return chain_np(_CONTEXT_SEED, [np.broadcast_to(previous_words, prefixes.shape), prefixes])
+    previous = tf.broadcast_to(previous_words, tf.shape(prefixes))
+    return chain_tf(_CONTEXT_SEED, [previous, prefixes])

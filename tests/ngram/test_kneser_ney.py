@@ -8,7 +8,7 @@ from t2t_lite.data.text_encoders import ByteTextEncoder
 from t2t_lite.ngram import word_hash
 from t2t_lite.ngram.kneser_ney import build_kneser_ney
 from t2t_lite.ngram.ngram_tables import NgramTables, has_ngram
-from t2t_lite.ngram.sentence_words import word_stream
+from t2t_lite.ngram.sentence_words import chunked_word_stream, word_stream
 
 ENCODER = ByteTextEncoder()
 SPACE_ID = ENCODER.encode(" ")[0]
@@ -83,6 +83,23 @@ def test_every_context_gives_a_distribution(order):
     assert -30 < tables.oov_log_prob < np.log(1 / len(words))
 
 
+def test_a_corpus_read_in_chunks_gives_the_stream_read_whole():
+    ids = [ENCODER.encode(s) for s in TEXT]
+    whole, vocabulary = word_stream(
+        np.concatenate(ids), np.array([len(i) for i in ids]), SPACE_ID, 3
+    )
+    chunks = [
+        (np.concatenate(ids[a:b]), np.array([len(i) for i in ids[a:b]]))
+        for a, b in [(0, 2), (2, 5), (5, 6)]
+    ]
+    stream, chunked, sentences = chunked_word_stream(chunks, SPACE_ID, 3)
+    np.testing.assert_array_equal(stream, whole)
+    assert sentences == len(TEXT)
+    assert {k: v.tolist() for k, v in chunked.items()} == {
+        k: v.tolist() for k, v in vocabulary.items()
+    }
+
+
 def test_kneser_ney_numbers_by_hand():
     """A bigram model of two sentences, worked by hand (one discount per order
     from the counts of counts; continuation counts for the unigrams)."""
@@ -143,3 +160,14 @@ def test_tables_round_trip_through_their_files(tmp_path):
         loaded.log_prob(histories, words), tables.log_prob(histories, words)
     )
     assert loaded.info["space_id"] == SPACE_ID and loaded.order == 3
+    np.testing.assert_array_equal(loaded.context_lookahead.keys, tables.context_lookahead.keys)
+    np.testing.assert_array_equal(loaded.context_lookahead.values, tables.context_lookahead.values)
+
+
+def test_tables_without_the_context_lookahead_are_refused_in_one_sentence(tmp_path):
+    tables, _ = counted(TEXT, 2)
+    tables.save(str(tmp_path))
+    arrays = dict(np.load(tmp_path / "ngram.npz"))
+    np.savez(tmp_path / "ngram.npz", **{k: v for k, v in arrays.items() if "context" not in k})
+    with pytest.raises(ValueError, match="has no context_lookahead table .* run t2t-lite-ngram"):
+        NgramTables.load(str(tmp_path))

@@ -3,12 +3,13 @@
 The search extends hypotheses a byte at a time; the n-gram knows words. So,
 as ESPnet's look-ahead word LM does (Hori et al. 2018), a word is paid for
 while it is spelled: extending the current word's prefix `p` by a letter
-scores `LA(p + letter) - LA(p)`, where `LA` is the log unigram mass of the
-known words beginning so (`NgramTables.lookahead`); a space or EOS ends the
-word and scores `ln P(word | history) - LA(word)`, so a word's letters and
-its end add up to exactly its n-gram log probability. A prefix no known word
-begins with pays the out-of-vocabulary cost once, when it leaves the
-vocabulary. EOS adds `ln P(</s> | history)`.
+scores `LA(p + letter) - LA(p)`, where `LA` is the log probability, given
+the word before, that the next word begins so (the bigram summed over the
+known words under the prefix: `NgramTensors.prefix_mass`); a space or EOS
+ends the word and scores `ln P(word | history) - LA(word)`, so a word's
+letters and its end add up to exactly its n-gram log probability. A prefix
+no known word begins with pays the out-of-vocabulary cost once, when it
+leaves the vocabulary. EOS adds `ln P(</s> | history)`.
 
 The tables are sorted int64 hashes (`ngram/word_hash.py`) in non-trainable
 variables, read with `tf.searchsorted`, so a SavedModel holds them as it
@@ -54,11 +55,14 @@ class NgramTensors(tf.Module):
             variables(t, f"histories{k}") for k, t in enumerate(tables.histories, 1) if k > 1
         ]
         self.lookahead = variables(tables.lookahead, "lookahead")
+        self.context_lookahead = variables(tables.context_lookahead, "context_lookahead")
 
     @staticmethod
     def _get(table, queries: tf.Tensor, default: float) -> tuple[tf.Tensor, tf.Tensor]:
         """`(found, values)` of int64 `queries` (any shape) in a sorted table."""
-        keys, values = table
+        # Dense reads only: a gather straight from a variable (a sparse read)
+        # puts it in copy-on-read mode, and every later read copies the table.
+        keys, values = (tf.convert_to_tensor(t) for t in table)
         flat = tf.reshape(queries, [-1])
         index = tf.minimum(tf.searchsorted(keys, flat), tf.shape(keys)[0] - 1)
         found = tf.equal(tf.gather(keys, index), flat)
@@ -66,9 +70,31 @@ class NgramTensors(tf.Module):
         shape = tf.shape(queries)
         return tf.reshape(found, shape), tf.reshape(value, shape)
 
-    def prefix_mass(self, prefixes: tf.Tensor) -> tf.Tensor:
-        """ln of the unigram mass of the known words each prefix begins (OOV cost if none)."""
-        return self._get(self.lookahead, prefixes, self.oov_log_prob)[1]
+    def prefix_mass(self, previous: tf.Tensor, prefixes: tf.Tensor) -> tf.Tensor:
+        """ln P(the next word begins so | the word before), by the bigram.
+
+        Interpolated Kneser-Ney's bigram summed over the words a prefix
+        begins: `seen(v, p) + gamma(v) U(p)`. Where no known word begins so,
+        `U` is the OOV cost (`seen` is 0).
+
+        Args:
+            previous: int64 word hashes (`BOS_WORD` at a sentence's start),
+                broadcast against `prefixes`.
+            prefixes: int64 prefix hashes (`word_hash.extend`).
+        """
+        unigram = self._get(self.lookahead, prefixes, self.oov_log_prob)[1]
+        key = word_hash.context_prefix_key(previous, prefixes)
+        seen = self._get(self.context_lookahead, key, 0.0)[1]
+        return tf.math.log(seen + tf.exp(self._backoff(previous) + unigram))
+
+    def unknown_prefix_mass(self, previous: tf.Tensor) -> tf.Tensor:
+        """`prefix_mass` of a prefix no known word begins with."""
+        return self._backoff(previous) + self.oov_log_prob
+
+    def _backoff(self, previous: tf.Tensor) -> tf.Tensor:
+        """ln gamma(v) of the bigram history `v` (0 for a word never before another)."""
+        history = word_hash.chain_tf(word_hash.history_seed(1), [previous])
+        return self._get(self.histories[0], history, 0.0)[1]
 
     def log_prob(self, history: tf.Tensor, words: tf.Tensor) -> tf.Tensor:
         """ln P(word | history) by ARPA's backoff (`NgramTables.log_prob` in TF).
@@ -116,7 +142,7 @@ def load_ngram(lm_dir: str, recognizer=None) -> NgramTensors:
 
 
 class WordNgramScorer(Scorer):
-    """Scores every next byte by a word n-gram with unigram lookahead.
+    """Scores every next byte by a word n-gram with bigram lookahead.
 
     Args:
         tensors: the LM (`load_ngram`).
@@ -163,8 +189,9 @@ class WordNgramScorer(Scorer):
         spoken = tf.not_equal(prefix, word_hash.WORD_SEED)
         # Letters: the lookahead mass of each longer prefix, less what was paid.
         longer = word_hash.extend_tf(prefix[..., None], self.letters)  # [batch, beam, letters]
-        mass = self.lm.prefix_mass(longer)
-        mass = tf.concat([mass, tf.fill(tf.shape(mass[..., :1]), self.lm.oov_log_prob)], -1)
+        previous = history[..., -1:]  # [batch, beam, 1]
+        mass = self.lm.prefix_mass(previous, longer)
+        mass = tf.concat([mass, self.lm.unknown_prefix_mass(previous)], -1)
         letters = tf.gather(mass, self.columns, axis=-1) - paid[..., None]  # [batch, beam, vocab]
         # A space or EOS ends the word: its n-gram probability, less what was paid.
         word = tf.where(spoken, self.lm.log_prob(history, prefix) - paid, self.lm.oov_log_prob)
@@ -185,5 +212,5 @@ class WordNgramScorer(Scorer):
         return {
             "history": tf.where(ends[..., None], self._after_word(history, prefix), history),
             "prefix": tf.where(ends, word_hash.WORD_SEED, longer),
-            "paid": tf.where(ends, 0.0, self.lm.prefix_mass(longer)),
+            "paid": tf.where(ends, 0.0, self.lm.prefix_mass(history[..., -1], longer)),
         }

@@ -7,13 +7,14 @@ import tensorflow as tf
 from t2t_lite.data.reserved_ids import EOS_ID
 from t2t_lite.data.text_encoders import ByteTextEncoder
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.evaluation.evaluator import DecodeEvaluator
 from t2t_lite.decoding.search.model_search import BatchDecoder
 from t2t_lite.decoding.search.word_ngram_scorer import NgramTensors, WordNgramScorer
 from t2t_lite.ngram import word_hash
 from t2t_lite.ngram.kneser_ney import build_kneser_ney
 from t2t_lite.ngram.sentence_words import word_stream
 from tests.helpers import CTC_BEAM_DECODE, run_command
-from tests.serving.runs import speech_features, tone_and_noise
+from tests.serving.runs import pad_rows, speech_features, tone_and_noise
 
 ENCODER = ByteTextEncoder()
 SPACE_ID = ENCODER.encode(" ")[0]
@@ -75,11 +76,58 @@ def test_known_words_are_cheaper_to_spell_than_unknown_ones(tables):
     misspelled, steps = spelled_score(scorer, ENCODER.encode("the cqt") + [EOS_ID])
     assert known > misspelled
     # The misspelling pays when it leaves the vocabulary ("cq": the OOV cost
-    # less the lookahead "c" paid), and nothing for its later letters.
-    c = word_hash.chain_np(word_hash.WORD_SEED, [np.array(ENCODER.encode("c"))])
-    paid_for_c = tables.lookahead.get(c, 0.0)[1][0]
-    assert steps[5] == pytest.approx(tables.oov_log_prob - paid_for_c, abs=1e-5)
+    # after "the" less what "c" paid), and nothing for its later letters.
+    the = np.array([word("the")])
+    backoff = tables.histories[1].get(word_hash.chain_np(word_hash.history_seed(1), [the]), 0)[1]
+    paid_for_c = np.log(bigram_mass(tables, "the", ["cat"]))
+    assert steps[5] == pytest.approx(tables.oov_log_prob + backoff[0] - paid_for_c, abs=1e-5)
     assert steps[6] == pytest.approx(0.0, abs=1e-5)
+
+
+def bigram_mass(tables, previous: str, words: list[str]) -> float:
+    """Sum of P_2(w | previous) over `words`, by ARPA's backoff from the tables."""
+    v = np.array([word(previous)])
+    history = word_hash.chain_np(word_hash.history_seed(1), [v])
+    backoff = tables.histories[1].get(history, 0.0)[1][0]
+    total = 0.0
+    for w in words:
+        w = np.array([word(w)])
+        found, value = tables.grams[1].get(word_hash.chain_np(word_hash.ngram_seed(2), [v, w]), 0)
+        unigram = tables.grams[0].get(word_hash.chain_np(word_hash.ngram_seed(1), [w]), 0)[1]
+        total += np.exp(value[0] if found[0] else backoff + unigram[0])
+    return float(total)
+
+
+@pytest.mark.parametrize(
+    "previous, prefix, words",
+    [
+        ("the", "ca", ["cat"]),
+        ("the", "d", ["dog"]),
+        ("the", "a", ["a", "and"]),
+        ("cat", "s", ["sat"]),
+        ("zebra", "s", ["sat"]),
+    ],
+)
+def test_a_prefix_costs_the_bigram_mass_of_the_words_it_begins(tables, previous, prefix, words):
+    """Seen bigrams ("the cat"), unseen ones ("the and": backed off to the
+    unigram) and an unknown word before ("zebra") alike."""
+    lm = NgramTensors(tables)
+    spelled = word_hash.chain_np(
+        word_hash.WORD_SEED, [np.array([i]) for i in ENCODER.encode(prefix)]
+    )
+    mass = lm.prefix_mass(tf.constant([word(previous)]), tf.constant(spelled))
+    assert float(tf.exp(mass)[0]) == pytest.approx(bigram_mass(tables, previous, words), rel=1e-5)
+
+
+def test_a_search_step_reads_the_tables_densely(tables):
+    """No sparse read of a table variable (`ResourceGather`): one puts the
+    variable in copy-on-read mode, after which every step copies the table."""
+    scorer = WordNgramScorer(NgramTensors(tables), 2, ENCODER.vocab_size)
+    state = scorer.initial_state(3)
+    step = tf.function(lambda s: scorer.score(s, None, 0)).get_concrete_function(state)
+    ops = {op.type for op in step.graph.get_operations()}
+    assert "ReadVariableOp" in ops and "GatherV2" in ops
+    assert "ResourceGather" not in ops
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +150,27 @@ def test_an_ngram_lm_dir_fuses_as_a_trained_lm_does(speech_run, no_ngram_dir, cl
     assert decode(speech_run, clips, fused) == ["no", "no"]
     weak = f"{CTC_BEAM_DECODE},lm_dir={no_ngram_dir},lm_weight=0.02"
     assert decode(speech_run, clips, weak) == ["hi", "no"]
+
+
+def test_the_trainer_evaluation_fuses_an_ngram_as_the_decoder_does(
+    speech_run, no_ngram_dir, clips, tmp_path
+):
+    """The trainer's dev decode takes the n-gram's `lm_dir` too: with "no"
+    the reference of both clips, the tone's "hi" is half the WER without
+    the n-gram and none with it."""
+    reference = speech_run.encoders["targets"].encode("no") + [EOS_ID]
+    dataset = tf.data.Dataset.from_tensors(
+        {**clips, "targets": pad_rows([np.array(reference)] * 2, np.int32)}
+    )
+
+    def evaluate(overrides: str) -> float:
+        evaluator = DecodeEvaluator(
+            speech_run.model, speech_run.run_config, speech_run.problem, str(tmp_path), overrides
+        )
+        return evaluator(dataset)["decode_wer"]
+
+    assert evaluate(CTC_BEAM_DECODE) == pytest.approx(0.5)
+    assert evaluate(f"{CTC_BEAM_DECODE},lm_dir={no_ngram_dir},lm_weight=1.0") == 0.0
 
 
 def test_t2t_lite_ngram_refuses_bad_input_in_one_line(tmp_path):

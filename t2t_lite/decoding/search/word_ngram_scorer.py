@@ -70,7 +70,9 @@ class NgramTensors(tf.Module):
         shape = tf.shape(queries)
         return tf.reshape(found, shape), tf.reshape(value, shape)
 
-    def prefix_mass(self, previous: tf.Tensor, prefixes: tf.Tensor) -> tf.Tensor:
+    def prefix_mass(
+        self, previous: tf.Tensor, prefixes: tf.Tensor, backoff: tf.Tensor | None = None
+    ) -> tf.Tensor:
         """ln P(the next word begins so | the word before), by the bigram.
 
         Interpolated Kneser-Ney's bigram summed over the words a prefix
@@ -81,17 +83,16 @@ class NgramTensors(tf.Module):
             previous: int64 word hashes (`BOS_WORD` at a sentence's start),
                 broadcast against `prefixes`.
             prefixes: int64 prefix hashes (`word_hash.extend`).
+            backoff: `backoff(previous)` where the caller has it already.
         """
+        if backoff is None:
+            backoff = self.backoff(previous)
         unigram = self._get(self.lookahead, prefixes, self.oov_log_prob)[1]
         key = word_hash.context_prefix_key(previous, prefixes)
         seen = self._get(self.context_lookahead, key, 0.0)[1]
-        return tf.math.log(seen + tf.exp(self._backoff(previous) + unigram))
+        return tf.math.log(seen + tf.exp(backoff + unigram))
 
-    def unknown_prefix_mass(self, previous: tf.Tensor) -> tf.Tensor:
-        """`prefix_mass` of a prefix no known word begins with."""
-        return self._backoff(previous) + self.oov_log_prob
-
-    def _backoff(self, previous: tf.Tensor) -> tf.Tensor:
+    def backoff(self, previous: tf.Tensor) -> tf.Tensor:
         """ln gamma(v) of the bigram history `v` (0 for a word never before another)."""
         history = word_hash.chain_tf(word_hash.history_seed(1), [previous])
         return self._get(self.histories[0], history, 0.0)[1]
@@ -190,8 +191,10 @@ class WordNgramScorer(Scorer):
         # Letters: the lookahead mass of each longer prefix, less what was paid.
         longer = word_hash.extend_tf(prefix[..., None], self.letters)  # [batch, beam, letters]
         previous = history[..., -1:]  # [batch, beam, 1]
-        mass = self.lm.prefix_mass(previous, longer)
-        mass = tf.concat([mass, self.lm.unknown_prefix_mass(previous)], -1)
+        backoff = self.lm.backoff(previous)
+        mass = self.lm.prefix_mass(previous, longer, backoff)
+        # The last column: a prefix no known word begins with (`U` is the OOV cost).
+        mass = tf.concat([mass, backoff + self.lm.oov_log_prob], -1)
         letters = tf.gather(mass, self.columns, axis=-1) - paid[..., None]  # [batch, beam, vocab]
         # A space or EOS ends the word: its n-gram probability, less what was paid.
         word = tf.where(spoken, self.lm.log_prob(history, prefix) - paid, self.lm.oov_log_prob)

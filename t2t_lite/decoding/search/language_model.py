@@ -68,15 +68,16 @@ def load_language_model(lm_dir: str, recognizer=None):
             inputs, or another vocabulary (one sentence naming `lm_dir`).
     """
     if has_ngram(lm_dir):
-        return load_ngram(lm_dir, recognizer)
-    # Eagerly, even when a traced search asks first: a checkpoint restores
-    # outside a graph, and the loaded model is shared by every trace.
-    with tf.init_scope():
-        lm = _load(os.path.abspath(lm_dir))
+        lm = load_ngram(lm_dir)
+    else:
+        # Eagerly, even when a traced search asks first: a checkpoint restores
+        # outside a graph, and the loaded model is shared by every trace.
+        with tf.init_scope():
+            lm = _load(os.path.abspath(lm_dir))
     if recognizer is not None and lm.target_vocab_size != recognizer.target_vocab_size:
         raise ValueError(
             f"decode hparam lm_dir={lm_dir} holds an LM over {lm.target_vocab_size} target ids, "
-            f"the recognizer has {recognizer.target_vocab_size}: train the LM on the "
+            f"the recognizer has {recognizer.target_vocab_size}: make the LM from the "
             "recognizer's vocabulary (its languagemodel_* problem)."
         )
     return lm

@@ -125,21 +125,10 @@ def _load(lm_dir: str) -> NgramTensors:
     return NgramTensors(NgramTables.load(lm_dir))
 
 
-def load_ngram(lm_dir: str, recognizer=None) -> NgramTensors:
-    """The n-gram in `lm_dir` as variables, loaded once per path.
-
-    Raises:
-        ValueError: built for another target vocabulary than `recognizer`'s.
-    """
+def load_ngram(lm_dir: str) -> NgramTensors:
+    """The n-gram in `lm_dir` as variables, loaded once per path."""
     with tf.init_scope():  # variables made eagerly, shared by every trace
-        tensors = _load(os.path.abspath(lm_dir))
-    if recognizer is not None and tensors.target_vocab_size != recognizer.target_vocab_size:
-        raise ValueError(
-            f"decode hparam lm_dir={lm_dir} holds an n-gram over {tensors.target_vocab_size} "
-            f"target ids, the recognizer has {recognizer.target_vocab_size}: build it from the "
-            "recognizer's languagemodel_* problem."
-        )
-    return tensors
+        return _load(os.path.abspath(lm_dir))
 
 
 class WordNgramScorer(Scorer):
@@ -152,7 +141,7 @@ class WordNgramScorer(Scorer):
 
     Example:
     ```python
-    scorer = WordNgramScorer(load_ngram(lm_dir, model), batch_size, model.target_vocab_size)
+    scorer = WordNgramScorer(load_ngram(lm_dir), batch_size, model.target_vocab_size)
     scorers.append(WeightedScorer(scorer, lm_weight))
     ```
     """

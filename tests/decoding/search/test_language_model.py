@@ -125,7 +125,7 @@ def test_fixed_shape_fusion_equals_the_dynamic_one(speech_run, no_lm_run, clips)
     np.testing.assert_allclose(fixed_scores.numpy(), scores.numpy(), atol=1e-4)
 
 
-def test_an_lm_that_cannot_be_fused_is_one_sentence(speech_run, no_lm_run, tmp_path):
+def test_an_lm_that_cannot_be_fused_is_one_sentence(speech_run, no_lm_run, no_ngram_dir, tmp_path):
     with pytest.raises(ValueError, match="holds no t2t-lite-trainer run"):
         load_language_model(str(tmp_path))
     with pytest.raises(ValueError, match="which has inputs; shallow fusion needs a language model"):
@@ -133,6 +133,8 @@ def test_an_lm_that_cannot_be_fused_is_one_sentence(speech_run, no_lm_run, tmp_p
     other_vocabulary = SimpleNamespace(target_vocab_size=7)
     with pytest.raises(ValueError, match="LM over 258 target ids, the recognizer has 7"):
         load_language_model(no_lm_run.output_dir, other_vocabulary)
+    with pytest.raises(ValueError, match="LM over 258 target ids, the recognizer has 7"):
+        load_language_model(no_ngram_dir, other_vocabulary)
     with pytest.raises(ValueError, match="lm_weight=0.5 needs lm_dir"):
         DecodeConfig.parse("lm_weight=0.5")
     with pytest.raises(ValueError, match="lm_weight must be >= 0"):

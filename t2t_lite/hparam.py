@@ -313,12 +313,16 @@ def create_hparams(hparams_set: str, overrides: str = "", problem=None) -> HPara
 
     T2T's `trainer_lib.create_hparams`: the problem's own hparams (audio
     settings, ...) are added before `overrides` is parsed, so they can be
-    overridden too.
+    overridden too; the problem then checks what it reads
+    (`Problem.check_hparams`), so a bad value is reported before a run starts.
     """
     hparams = registry.hparams(hparams_set)
-    if problem is not None:
-        problem.add_hparams(hparams)
-    return hparams.parse(overrides)
+    if problem is None:
+        return hparams.parse(overrides)
+    problem.add_hparams(hparams)
+    hparams.parse(overrides)
+    problem.check_hparams(hparams)
+    return hparams
 
 
 def _check_hparams_set(name: str, function, value) -> None:

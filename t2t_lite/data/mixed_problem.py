@@ -16,7 +16,9 @@ Data: the members' own shards in `data_dir`; nothing is copied. Training
 draws each example from a member chosen at random with its weight
 (`tf.data.Dataset.sample_from_datasets`, each member's stream shuffled and
 repeated on its own), so a weight is a share of examples, as T2T's
-`multiproblem` mixing was. Dev and test are the members' own: the split
+`multiproblem` mixing was; T2T's hparam `multiproblem_per_task_threshold`
+overrides them for a run (`--hparams=multiproblem_per_task_threshold=[0.4,0.45,0.15]`:
+one weight a member, normalized). Dev and test are the members' own: the split
 `dev` (or `test`) is every member's dev (test) read in turn, and
 `<split>_<member>` one member's alone (`--dataset_split=test_mini_librispeech`);
 the decoder decodes each member's test in turn and reports each (a WER over
@@ -39,7 +41,10 @@ from t2t_lite import registry
 from t2t_lite.data import shards
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError, DatagenReport, Problem
 from t2t_lite.data.text_encoders import TextEncoder
-from t2t_lite.hparam import HParams
+from t2t_lite.hparam import HParams, HParamsError
+
+# T2T's hparam for a mix's per-member weights ([3,1]); empty: the class's `weights`.
+WEIGHTS_HPARAM = "multiproblem_per_task_threshold"
 
 
 class MixedProblem(Problem):
@@ -85,6 +90,24 @@ class MixedProblem(Problem):
     def mixing_weights(self) -> np.ndarray:
         """`weights` normalized to sum to 1, in `members` order."""
         weights = np.asarray(self.weights, np.float64)
+        return weights / weights.sum()
+
+    def training_weights(self, hparams: HParams) -> np.ndarray:
+        """The run's mixing weights: `WEIGHTS_HPARAM`'s if set, else `mixing_weights`.
+
+        Raises:
+            HParamsError: not one positive number for each member.
+        """
+        given = hparams.get(WEIGHTS_HPARAM)
+        if not given:
+            return self.mixing_weights
+        weights = np.asarray(given, np.float64)
+        if len(weights) != len(self.members) or not np.all(weights > 0):
+            raise HParamsError(
+                f"hparam {WEIGHTS_HPARAM}={list(given)} must give {self.name}'s "
+                f"{len(self.members)} members ({', '.join(self.members)}) one positive "
+                "weight each, as [w1,w2,...]."
+            )
         return weights / weights.sum()
 
     @property
@@ -213,7 +236,13 @@ class MixedProblem(Problem):
         return self.primary.padded_shapes(limit, hparams)
 
     def add_hparams(self, hparams: HParams) -> HParams:
+        if WEIGHTS_HPARAM not in hparams:
+            hparams.add_hparam(WEIGHTS_HPARAM, [], float)
         return self.primary.add_hparams(hparams)
 
     def hparams_read(self) -> tuple[str, ...]:
-        return self.primary.hparams_read()
+        return (WEIGHTS_HPARAM, *self.primary.hparams_read())
+
+    def check_hparams(self, hparams: HParams) -> None:
+        self.training_weights(hparams)
+        self.primary.check_hparams(hparams)

@@ -235,21 +235,21 @@ def _records(
     shuffle: bool,
     repeat: bool,
     seed: int | None,
+    hparams: HParams,
 ) -> tf.data.Dataset:
     """The split's serialized records, shuffled and repeated as asked.
 
     They come from its shards (this pipeline's share). A mixed problem's
-    training records are drawn from each member's own stream by the mixing
-    weights.
+    training records are drawn from each member's own stream by the run's
+    mixing weights.
     """
     if isinstance(problem, MixedProblem) and mode == TRAIN:
+        weights = problem.training_weights(hparams).tolist()
         members = [
-            _records(member, mode, data_dir, input_context, shuffle, repeat, seed)
+            _records(member, mode, data_dir, input_context, shuffle, repeat, seed, hparams)
             for member in problem.member_problems
         ]
-        return tf.data.Dataset.sample_from_datasets(
-            members, weights=problem.mixing_weights.tolist(), seed=seed
-        )
+        return tf.data.Dataset.sample_from_datasets(members, weights=weights, seed=seed)
     files = problem.require_data(data_dir, mode)
     dataset = tf.data.Dataset.from_tensor_slices(files)
     if input_context is not None and input_context.num_input_pipelines > 1:
@@ -285,7 +285,7 @@ def _others(problem: Problem, hparams: HParams, data_dir: str, seed: int | None)
     if not wanted:
         return ()
     others_seed = None if seed is None else seed + 1
-    records = _records(problem, TRAIN, data_dir, None, True, True, others_seed)
+    records = _records(problem, TRAIN, data_dir, None, True, True, others_seed, hparams)
     decoded = records.map(problem.decode_example, num_parallel_calls=_AUTOTUNE)
     return (decoded.ragged_batch(wanted),)
 
@@ -328,7 +328,7 @@ def make_dataset(
     training = mode == TRAIN
     shuffle = training if shuffle is None else shuffle
     repeat = training if repeat is None else repeat
-    dataset = _records(problem, mode, data_dir, input_context, shuffle, repeat, seed)
+    dataset = _records(problem, mode, data_dir, input_context, shuffle, repeat, seed, hparams)
 
     if training:
         # A per-example seed keeps dither and SpecAugment repeatable.

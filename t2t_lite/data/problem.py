@@ -326,6 +326,9 @@ class Problem:
         """The hparams featurization reads (see training/hparams_usage.py)."""
         return ()
 
+    def check_hparams(self, hparams: HParams) -> None:
+        """Raises `HParamsError` for a value of its own hparams it cannot use."""
+
     def model_kwargs(self, data_dir: str) -> dict:
         """What the model needs to know about the data: modality and vocab sizes."""
         encoders = self.feature_encoders(data_dir)

@@ -11,8 +11,9 @@ import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.data import pipeline, shards
-from t2t_lite.data.mixed_problem import MixedProblem
+from t2t_lite.data.mixed_problem import WEIGHTS_HPARAM, MixedProblem
 from t2t_lite.data.problem import EVAL, TEST, TRAIN, DataError
+from t2t_lite.hparam import HParamsError, create_hparams
 from t2t_lite.problems import mini_librispeech, speechocean762
 from t2t_lite.problems.algorithmic import AlgorithmicIdentityBinary40
 from tests.data.conftest import SmallReverse
@@ -49,18 +50,31 @@ def _member_of(inputs: np.ndarray, targets: np.ndarray) -> str | None:
     return IDENTITY if np.array_equal(inputs, targets) else REVERSE
 
 
-def test_training_draws_each_member_by_its_weight(mix_data):
+@pytest.mark.parametrize(
+    "override, identity_share",
+    [("", 0.75), (f"{WEIGHTS_HPARAM}=[1,3]", 0.25)],
+    ids=["class weights", "weights hparam"],
+)
+def test_training_draws_each_member_by_its_weight(mix_data, override, identity_share):
     problem, data_dir = mix_data
-    hparams = registry.hparams("transformer_tiny").parse("batch_size=256,max_length=48")
+    hparams = problem.add_hparams(registry.hparams("transformer_tiny"))
+    hparams.parse(f"batch_size=256,max_length=48,{override}".rstrip(","))
     counts = collections.Counter()
     for batch in pipeline.make_dataset(problem, TRAIN, data_dir, hparams, seed=7).take(400):
         for inputs, targets in zip(batch["inputs"].numpy(), batch["targets"].numpy(), strict=True):
             counts[_member_of(inputs, targets)] += 1
     drawn = counts[IDENTITY] + counts[REVERSE]
     assert drawn > 3000  # each member's 600 examples, repeated
-    # Weights 3:1. Palindromes (about 1 in 9 of either member's) are left out
-    # of both counts alike, so the share stays 3/4 (binomial sd < 0.008).
-    assert abs(counts[IDENTITY] / drawn - 0.75) < 0.03, counts
+    # Weights 3:1 (or 1:3). Palindromes (about 1 in 9 of either member's) are
+    # left out of both counts alike, so the share stays (binomial sd < 0.008).
+    assert abs(counts[IDENTITY] / drawn - identity_share) < 0.03, counts
+
+
+def test_a_weights_hparam_that_does_not_fit_the_members_is_one_sentence(mix_data):
+    problem = mix_data[0]
+    for weights in ("[1,2,3]", "[1,0]"):  # checked as the hparams are made, before a run
+        with pytest.raises(HParamsError, match=r"must give .* 2 members .* one positive weight"):
+            create_hparams("transformer_tiny", f"{WEIGHTS_HPARAM}={weights}", problem)
 
 
 def test_dev_and_test_are_each_members_own(mix_data):

@@ -4,9 +4,11 @@ Every encoder reserves T2T's ids: 0 is padding and 1 is end-of-sequence.
 `encode` does not append EOS (problems do, when they write targets);
 `decode` stops at the first EOS and skips padding.
 
-`ByteTextEncoder` and `IntegerEncoder` also work inside a TF graph
-(`tf_encode`, `tf_decode`), so an exported SavedModel tokenizes and
-detokenizes by itself; SentencePiece would need tensorflow-text's custom ops.
+Every encoder detokenizes inside a TF graph (`tf_decode`: its
+`token_surfaces` gathered and joined), so an exported SavedModel turns ids
+into text by itself, SentencePiece's too. `ByteTextEncoder` and
+`IntegerEncoder` also tokenize there (`tf_encode`); SentencePiece's
+tokenizer would need tensorflow-text's custom ops.
 """
 
 from __future__ import annotations
@@ -30,12 +32,13 @@ def _ids_before_eos(ids: tf.Tensor) -> tf.RaggedTensor:
 class TextEncoder:
     """Maps text to ids and back. Subclasses set `vocab_size`.
 
-    Subclasses that can run inside a TF graph implement `tf_encode` and
-    `_tf_decode_ids` and set `supports_tf_graph = True`.
+    Subclasses that can tokenize inside a TF graph implement `tf_encode` and
+    set `supports_tf_encode = True`; detokenizing there needs only
+    `token_surfaces`.
     """
 
     vocab_size: int
-    supports_tf_graph: bool = False
+    supports_tf_encode: bool = False
     # Whether `token_surfaces` carry a word's space before it, so that the
     # text's first space is dropped (SentencePiece's pieces, integer symbols).
     surfaces_lead_with_space: bool = False
@@ -74,8 +77,15 @@ class TextEncoder:
         return self._tf_decode_ids(tf.cast(_ids_before_eos(ids), tf.int32))
 
     def _tf_decode_ids(self, ids: tf.RaggedTensor) -> tf.Tensor:
-        """`decode_ids` as TF ops: ragged int32 ids (no EOS, no PAD) -> string `[batch]`."""
-        raise NotImplementedError(f"{type(self).__name__} cannot decode inside a TF graph")
+        """`decode_ids` as TF ops: ragged int32 ids (no EOS, no PAD) -> string `[batch]`.
+
+        The ids' surfaces joined, as the on-device `Vocabulary` joins them.
+        """
+        text = tf.strings.reduce_join(tf.gather(tf.constant(self.token_surfaces()), ids), axis=1)
+        if self.surfaces_lead_with_space:  # the first word's space is not text
+            text = tf.strings.regex_replace(text, "^ +", "")
+        # Python's errors="replace": each invalid UTF-8 sequence becomes U+FFFD.
+        return tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="replace")
 
 
 class ByteTextEncoder(TextEncoder):
@@ -90,7 +100,7 @@ class ByteTextEncoder(TextEncoder):
     """
 
     vocab_size = 256 + NUM_RESERVED_IDS
-    supports_tf_graph = True
+    supports_tf_encode = True
 
     def encode(self, text: str) -> list[int]:
         return [byte + NUM_RESERVED_IDS for byte in text.encode("utf-8")]
@@ -111,12 +121,6 @@ class ByteTextEncoder(TextEncoder):
         strings = tf.convert_to_tensor(strings, tf.string)
         return tf.ragged.map_flat_values(byte_ids, tf.strings.bytes_split(strings))
 
-    def _tf_decode_ids(self, ids: tf.RaggedTensor) -> tf.Tensor:
-        byte_strings = tf.constant([bytes([byte]) for byte in range(256)])
-        data = tf.strings.reduce_join(tf.gather(byte_strings, ids - NUM_RESERVED_IDS), axis=1)
-        # Python's errors="replace": each invalid UTF-8 sequence becomes U+FFFD.
-        return tf.strings.unicode_transcode(data, "UTF-8", "UTF-8", errors="replace")
-
 
 class IntegerEncoder(TextEncoder):
     """Space-separated integer symbols `0..num_symbols-1` shifted by 2.
@@ -128,7 +132,7 @@ class IntegerEncoder(TextEncoder):
     [3, 2, 3]
     """
 
-    supports_tf_graph = True
+    supports_tf_encode = True
     surfaces_lead_with_space = True
 
     def __init__(self, num_symbols: int):
@@ -166,10 +170,6 @@ class IntegerEncoder(TextEncoder):
         with tf.control_dependencies([check]):
             values = tf.identity(values) + NUM_RESERVED_IDS
         return tokens.with_flat_values(values)
-
-    def _tf_decode_ids(self, ids: tf.RaggedTensor) -> tf.Tensor:
-        symbols = tf.strings.as_string(ids - NUM_RESERVED_IDS)
-        return tf.strings.reduce_join(symbols, axis=1, separator=" ")
 
 
 class SentencePieceEncoder(TextEncoder):

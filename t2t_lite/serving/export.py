@@ -37,32 +37,31 @@ class ExportError(ValueError):
 
 
 def check_exportable(problem: Problem, encoders: dict[str, TextEncoder]) -> None:
-    """Refuses problems whose input or output cannot be processed in the graph.
+    """Refuses problems whose input cannot be processed in the graph.
+
+    Every target vocabulary detokenizes in the graph (`TextEncoder.tf_decode`);
+    text inputs must also tokenize there.
 
     Raises:
-        ExportError: a language model (no inputs), or an encoder without
-            graph ops (SentencePiece).
+        ExportError: a language model (no inputs), or text inputs whose
+            encoder has no graph ops (SentencePiece).
     """
     if problem.input_modality not in ("speech", "symbol"):
         raise ExportError(
             f"problem {problem.name} has no inputs (a language model); the exporter "
             "serves problems with speech or text inputs."
         )
-    names = ["targets"] + (["inputs"] if problem.input_modality == "symbol" else [])
-    for name in names:
-        encoder = encoders[name]
-        if isinstance(encoder, SentencePieceEncoder):
-            raise ExportError(
-                f"problem {problem.name} uses a SentencePiece vocabulary, which needs "
-                "tensorflow-text's custom ops inside the graph, and saved_model_cli and a "
-                "stock TF Serving cannot load those; export a problem with byte or "
-                "integer targets instead."
-            )
-        if not encoder.supports_tf_graph:
-            raise ExportError(
-                f"problem {problem.name}'s {name} encoder {type(encoder).__name__} has no "
-                "in-graph tf_encode/tf_decode, so it cannot be exported."
-            )
+    if problem.input_modality == "symbol" and not encoders["inputs"].supports_tf_encode:
+        detail = (
+            "a SentencePiece vocabulary, whose tokenizer needs tensorflow-text's custom ops "
+            "inside the graph, and saved_model_cli and a stock TF Serving cannot load those"
+            if isinstance(encoders["inputs"], SentencePieceEncoder)
+            else f"the encoder {type(encoders['inputs']).__name__}, which has no in-graph tf_encode"
+        )
+        raise ExportError(
+            f"problem {problem.name}'s text inputs use {detail}; export a problem with "
+            "speech, byte or integer inputs instead."
+        )
 
 
 def _existing_versions(export_dir: str) -> list[int]:

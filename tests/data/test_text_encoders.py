@@ -1,6 +1,7 @@
 """Text encoders reserve PAD 0 and EOS 1 and round-trip text."""
 
 import pytest
+import tensorflow as tf
 
 from t2t_lite.data.text_encoders import (
     EOS_ID,
@@ -45,6 +46,8 @@ def test_sentencepiece_trains_and_reloads_by_path(tmp_path):
 
 
 def test_token_surfaces_join_to_the_decoded_text(tmp_path):
+    """Python's decoder, the on-device `Vocabulary` and the graph's `tf_decode`
+    give one text."""
     texts = [f"the {w} sat on the mat with a {w}" for w in ["cat", "dog", "bird", "fish"]] * 50
     sentencepiece = train_sentencepiece(texts, str(tmp_path / "spm.model"), vocab_size=40)
     words = ("the dog sat on the mat", "a fish")
@@ -57,3 +60,5 @@ def test_token_surfaces_join_to_the_decoded_text(tmp_path):
             joined = b"".join(surfaces[i] for i in encoder.encode(text)).decode("utf-8")
             assert joined.strip() == encoder.decode(encoder.encode(text)) == text
             assert vocabulary.decode(encoder.encode(text) + [EOS_ID, 5]) == text
+            in_graph = encoder.tf_decode(tf.constant([encoder.encode(text) + [EOS_ID, 5]]))
+            assert in_graph.numpy()[0].decode("utf-8") == text

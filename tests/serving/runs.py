@@ -116,17 +116,23 @@ def text_features(texts: list[str], encoder) -> dict:
     return {"inputs": pad_rows([np.array(encoder.encode(t) + [1]) for t in texts], np.int32)}
 
 
-def make_run(directory, problem, hparams, features: dict, steps: int) -> Run:
-    """Trains `steps` steps on one batch and saves a run like the trainer's."""
+def make_run(directory, problem, hparams, features: dict, steps: int, data_dir=None) -> Run:
+    """Trains `steps` steps on one batch and saves a run like the trainer's
+    (`data_dir`: where the problem's vocabulary is, if it has one to read)."""
     keras.utils.set_random_seed(1)
     problem_name = problem.name
     output_dir = str(directory)
     run_dir.save_or_check_hparams(output_dir, hparams)
     run_dir.save_flags(
         output_dir,
-        {"problem": problem_name, "model": "transformer", "data_dir": None, "t2t_usr_dir": None},
+        {
+            "problem": problem_name,
+            "model": "transformer",
+            "data_dir": data_dir,
+            "t2t_usr_dir": None,
+        },
     )
-    model = registry.model("transformer").from_hparams(hparams, **problem.model_kwargs(None))
+    model = registry.model("transformer").from_hparams(hparams, **problem.model_kwargs(data_dir))
     model(features)
     optimizer = keras.optimizers.Adam(1e-2)
     fit_one_batch(model, features, steps, optimizer)
@@ -134,7 +140,7 @@ def make_run(directory, problem, hparams, features: dict, steps: int) -> Run:
         model=model_weights(model), optimizer=optimizer, step=optimizer.iterations
     )
     tf.train.CheckpointManager(checkpoint, output_dir, max_to_keep=2).save(checkpoint_number=steps)
-    return Run(output_dir, problem, hparams, model, problem.feature_encoders(None))
+    return Run(output_dir, problem, hparams, model, problem.feature_encoders(data_dir))
 
 
 def run_decode_hparams(run: Run) -> str:
@@ -183,6 +189,8 @@ def train_speech_run(
     steps: int = 80,
     silence: float = 0.0,
     clips: list[tuple[str, np.ndarray]] | None = None,
+    problem_name: str = "librispeech",
+    data_dir: str | None = None,
 ) -> Run:
     """A speech model trained to say "hi" for a tone and "no" for noise:
     on `clips` (text, waveform), by default `floored_clips(silence)` (a
@@ -190,20 +198,21 @@ def train_speech_run(
     blank, as a real model's does).
 
     Hparams that want a normalization prior get the clips' statistics, as
-    the trainer gives them its training data's.
+    the trainer gives them its training data's. `problem_name` is a
+    LibriSpeech problem; `data_dir` holds its vocabulary if it has one.
     """
     clips = floored_clips(silence) if clips is None else clips
     texts, waveforms = zip(*clips, strict=True)
-    problem = registry.problem("librispeech")
+    problem = registry.problem(problem_name)
     hparams = create_hparams("transformer_tiny", overrides, problem)
     config = FeatureConfig.from_hparams(hparams)
     if config.wants_prior:
         statistics = feature_statistics(waveforms, config)
         feature_config.store_prior(hparams, statistics.mean, statistics.mean_square)
     features = speech_features(list(waveforms), hparams)
-    encoder = problem.feature_encoders(None)["targets"]
+    encoder = problem.feature_encoders(data_dir)["targets"]
     features["targets"] = pad_rows([np.array(encoder.encode(t) + [1]) for t in texts], np.int32)
-    return make_run(directory, problem, hparams, features, steps)
+    return make_run(directory, problem, hparams, features, steps, data_dir)
 
 
 def train_lm_run(directory, sentences: list[str], steps: int = 40) -> Run:

@@ -19,11 +19,13 @@ import textwrap
 import numpy as np
 import pytest
 import soundfile
+import tensorflow as tf
 
 from t2t_lite import registry, run_dir
 from t2t_lite.data.audio_io import read_audio
 from t2t_lite.data.feature_config import FeatureConfig
 from t2t_lite.data.speech_features import featurize, featurize_batch
+from t2t_lite.data.text_encoders import SentencePieceEncoder, train_sentencepiece
 from t2t_lite.decoding.audio.long_form import split_recordings
 from t2t_lite.decoding.checkpoints import trained_model
 from t2t_lite.decoding.decode_config import DEFAULT_CTC_WEIGHT, DecodeConfig
@@ -47,6 +49,7 @@ from tests.serving.runs import (
     speech_features,
     text_features,
     tone_and_noise,
+    train_speech_run,
 )
 
 # Real utterances of tests/conftest.py's librispeech_mini.
@@ -568,16 +571,37 @@ def test_versions_are_atomic_increasing_and_never_overwritten(text_export):
         export.check_version(export_dir, 3)
 
 
-def test_sentencepiece_problem_is_refused_in_one_sentence():
-    from t2t_lite.data.text_encoders import SentencePieceEncoder
-
+def test_sentencepiece_inputs_are_refused_in_one_sentence():
     encoder = SentencePieceEncoder.__new__(SentencePieceEncoder)  # no model file needed
-    problem = registry.problem("librispeech_sentencepiece")
+    problem = registry.problem("translate_ende_wmt32k")
     with pytest.raises(export.ExportError) as error:
-        export.check_exportable(problem, {"targets": encoder})
+        export.check_exportable(problem, {"inputs": encoder, "targets": encoder})
     message = str(error.value)
     assert "SentencePiece" in message and "tensorflow-text" in message
     assert message.count(". ") == 0 and message.endswith(".")
+
+
+def test_sentencepiece_targets_export_and_detokenize_in_the_graph(tmp_path):
+    """A speech run with SentencePiece targets exports; its SavedModel, loaded
+    without the vocabulary file, gives the decoder's transcripts."""
+    problem = registry.problem("librispeech_sentencepiece")
+    data_dir = str(tmp_path / "data")
+    vocab = problem.vocab_path(data_dir, problem.vocab_filename)
+    train_sentencepiece(["hi", "no", "hi no", "no hi"] * 20, vocab, problem.vocab_size)
+    run = train_speech_run(tmp_path / "run", problem_name=problem.name, data_dir=data_dir)
+    trained = trained_model.TrainedRun.of(run.output_dir, problem, data_dir=data_dir)
+    path = export.export_run(trained, str(tmp_path / "export"), DecodeConfig.parse(CTC_BEAM_DECODE))
+    os.remove(vocab)  # the graph holds the pieces' text itself
+
+    waveforms = list(tone_and_noise().values())
+    texts, scores = reference_decode(run, speech_features(waveforms, run.hparams))
+    outputs = tf.saved_model.load(path).signatures["serving_default"](
+        waveform=tf.constant(pad_rows(waveforms, np.float32)),
+        waveform_length=tf.constant([len(w) for w in waveforms], tf.int32),
+    )
+    assert texts == ["hi", "no"]  # pieces with a word's space before them: stripped
+    assert [text.decode() for text in outputs["outputs"].numpy()] == texts
+    np.testing.assert_allclose(outputs["scores"].numpy(), scores, rtol=1e-4, atol=1e-4)
 
 
 # -- the command line -----------------------------------------------------------------

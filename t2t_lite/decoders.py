@@ -70,7 +70,9 @@ class TextDecoder:
         self._targets = encoders["targets"]
         self._inputs = encoders.get("inputs", self._targets)
         phrases = configured_phrases(config, self._targets)
-        self._search = BatchDecoder(model, run.run_config, config, phrases)
+        self._search = BatchDecoder(
+            model, run.run_config, config, phrases, self._targets.token_surfaces()
+        )
         self.config = self._search.decode_config
         self.cap = self._search.cap
         # The problem's own API reads its hparams (T2T's `preprocess_example`).

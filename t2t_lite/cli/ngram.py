@@ -11,7 +11,8 @@ sentences already left out), counts an interpolated Kneser-Ney n-gram of
 its words (`ngram/kneser_ney.py`) and writes `ngram.npz` and `ngram.json`
 into --output_dir. The decoder, exporter and server fuse it as they fuse a
 trained LM: `lm_dir` names the directory. The problem's targets must spell
-words in bytes or characters (a subword vocabulary's pieces do not).
+words in bytes; the recognizer's may be bytes or SentencePiece pieces (the
+search spells each token's text in bytes: `ngram/token_spelling.py`).
 """
 
 import os

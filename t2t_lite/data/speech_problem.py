@@ -180,10 +180,12 @@ class SpeechRecognitionProblem(Problem):
             )
         if phoneme_ctc_wanted(hparams) and mode == TRAIN:  # the phoneme CTC head's targets
             phonemes, known = phoneme_targets(example["transcript"])
-            # Within the targets' length, so that a batch padded to the
-            # targets' static size holds them (nearly always: English spells
-            # a phoneme with a letter or more, and spaces count too).
-            fits = tf.size(phonemes) <= tf.size(example["targets"])
+            # Within the targets' static size, which a batch pads them to
+            # (`padded_shapes`): max_target_seq_length, else the targets'
+            # own length (nearly always enough for bytes: English spells a
+            # phoneme with a letter or more; not for pieces, which are fewer).
+            room = hparams.max_target_seq_length or tf.size(example["targets"])
+            fits = tf.size(phonemes) <= room
             model_features["phonemes"] = phonemes[: tf.where(fits, tf.size(phonemes), 0)]
             model_features["phonemes_known"] = known * tf.cast(fits, tf.int32)
         return model_features

@@ -133,7 +133,7 @@ class ServingModule(tf.Module):
             def search(waveform, waveform_length, phrases=None):
                 return search_pieces(
                     model, waveform, waveform_length, run_config, decode_config,
-                    self.max_decode_length, phrases,
+                    self.max_decode_length, phrases, encoders["targets"].token_surfaces(),
                 )  # fmt: skip
 
             # Both signatures call this one function, so the search is traced
@@ -174,8 +174,9 @@ class ServingModule(tf.Module):
                 # What a server turns `trailing_blank_frames` into seconds by.
                 self.stream_frame_seconds = encoder_frame_seconds(run_config.features)[0]
                 graph = StreamingGraph(
-                    model, run_config, decode_config, self.stream_chunk_frames, self._word_timer
-                )
+                    model, run_config, decode_config, self.stream_chunk_frames, self._word_timer,
+                    encoders["targets"].token_surfaces(),
+                )  # fmt: skip
                 self._streaming = streaming_functions(graph, encoders["targets"])
         else:
             self.max_input_tokens = run_config.max_input_tokens
@@ -295,7 +296,10 @@ class ServingModule(tf.Module):
         with tf.control_dependencies([fits]):
             ids = tf.concat([tf.cast(ids, tf.int32), eos], axis=1).to_tensor(0)
         model, hp = self._parts.model, self._parts.decode_config
-        ids, scores = model_search(model, {"inputs": ids}, hp, self.max_decode_length)
+        surfaces = self._parts.encoders["targets"].token_surfaces()
+        ids, scores = model_search(
+            model, {"inputs": ids}, hp, self.max_decode_length, target_surfaces=surfaces
+        )
         return self._detokenize(ids, scores)
 
     # -- beam search -> text ---------------------------------------------------------

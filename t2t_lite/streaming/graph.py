@@ -84,6 +84,8 @@ class StreamingGraph:
         decode_config: resolved decode hparams (the final search's).
         chunk_frames: encoder frames per chunk.
         word_timer: times the final's words, or None (no word times).
+        target_surfaces: the targets' `token_surfaces()` (a word n-gram LM
+            in the final search spells with them).
     """
 
     def __init__(
@@ -93,9 +95,11 @@ class StreamingGraph:
         decode_config: DecodeConfig,
         chunk_frames: int,
         word_timer: WordTimer | None = None,
+        target_surfaces: list[bytes] | None = None,
     ):
         self.encoder = StreamingEncoder(model, chunk_frames, decode_config.left_chunks)
         self.word_timer = word_timer
+        self.target_surfaces = target_surfaces
         self.featurizer = incremental.IncrementalFeaturizer(run_config.features)
         self.sample_rate = self.featurizer.config.sample_rate
         self.model, self.decode_config = model, decode_config
@@ -308,6 +312,7 @@ class StreamingGraph:
         ids, scores = model_search(
             self.model, {"inputs_length": frames}, self.decode_config, self.cap,
             encoded=(memory, tf.sequence_mask(frames, tf.shape(memory)[1], tf.float32)),
+            target_surfaces=self.target_surfaces,
         )  # fmt: skip
         return ids[:, 0], scores[:, 0]
 

@@ -97,7 +97,10 @@ class StreamingRecognizer(StatefulBackend):
             run_config.features,
             self.decode_config.confidence_exponent,
         )
-        self.graph = StreamingGraph(model, run_config, self.decode_config, chunk_frames, timer)
+        self.graph = StreamingGraph(
+            model, run_config, self.decode_config, chunk_frames, timer,
+            target_encoder.token_surfaces(),
+        )  # fmt: skip
         self.encoder, self.featurizer = self.graph.encoder, self.graph.featurizer
         # What the streaming loop reads (`streaming.driver.StreamBackend`).
         self.sample_rate = self.featurizer.config.sample_rate

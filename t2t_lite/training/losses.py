@@ -101,7 +101,10 @@ def summed_ctc_loss(logits, logit_mask, labels, weights=None):
     >>> loss = summed_ctc_loss(tf.zeros([1, 4, 5]), tf.ones([1, 4]), [[3, 4, 1, 0]])
     """
     logits = tf.cast(logits, tf.float32)
-    labels = tf.cast(labels, tf.int32)
+    # One padding column more: a batch whose every label sequence was left
+    # out (no phoneme target fitted: `[batch, 0]`) still has a column for the
+    # kernel's placeholder, and the dense path its all-blank path.
+    labels = tf.pad(tf.cast(labels, tf.int32), [[0, 0], [0, 1]])
     labels = tf.where(tf.equal(labels, EOS_ID), PAD_ID, labels)
     real = tf.not_equal(labels, PAD_ID)
     label_length = tf.reduce_sum(tf.cast(real, tf.int32), axis=1)

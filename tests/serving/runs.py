@@ -148,9 +148,13 @@ def run_decode_hparams(run: Run) -> str:
     return CTC_BEAM_DECODE if run.problem.input_modality == "speech" else BEAM_DECODE
 
 
-def reference_decode(run: Run, features: dict) -> tuple[list[str], np.ndarray]:
-    """In-process decoding with the same decode hparams: texts and scores."""
-    decoder = BatchDecoder(run.model, run.run_config, DecodeConfig.parse(run_decode_hparams(run)))
+def reference_decode(
+    run: Run, features: dict, decode_hparams: str | None = None
+) -> tuple[list[str], np.ndarray]:
+    """In-process decoding with the same decode hparams (or these): texts and scores."""
+    config = DecodeConfig.parse(decode_hparams or run_decode_hparams(run))
+    surfaces = run.encoders["targets"].token_surfaces()
+    decoder = BatchDecoder(run.model, run.run_config, config, target_surfaces=surfaces)
     ids, scores = decoder({k: tf.constant(v) for k, v in features.items()})
     return [run.encoders["targets"].decode(row[0]) for row in ids], scores[:, 0]
 

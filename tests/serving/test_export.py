@@ -397,12 +397,11 @@ def test_an_export_with_a_fused_lm_decodes_as_the_decoder_fuses_it(
     lm_dir = lm_dir_of(request)
     waveforms = served["_waveforms"]["speech"]
     features = speech_features(waveforms, speech_run.hparams)
-    config = DecodeConfig.parse(fused_decode(lm_dir), base=DecodeConfig.parse(CTC_BEAM_DECODE))
-    ids, scores = BatchDecoder(speech_run.model, speech_run.run_config, config)(features)
-    texts = [speech_run.encoders["targets"].decode(row[0]) for row in ids]
+    hparams = f"{CTC_BEAM_DECODE},{fused_decode(lm_dir)}"
+    texts, scores = reference_decode(speech_run, features, hparams)
     assert "error" not in served[name], served[name]
     assert served[name]["outputs"] == texts
-    np.testing.assert_allclose(served[name]["scores"], scores[:, 0], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(served[name]["scores"], scores, rtol=1e-4, atol=1e-4)
     assert texts[0] == "no" != served["speech"]["outputs"][0]  # the LM changed the tone's text
     export = request.getfixturevalue(f"{name}_export")
     metadata_path = os.path.join(export.export_path, "assets.extra", SAVED_MODEL_MANIFEST)
@@ -581,27 +580,34 @@ def test_sentencepiece_inputs_are_refused_in_one_sentence():
     assert message.count(". ") == 0 and message.endswith(".")
 
 
-def test_sentencepiece_targets_export_and_detokenize_in_the_graph(tmp_path):
+def test_sentencepiece_targets_export_and_detokenize_in_the_graph(tmp_path, no_ngram_dir):
     """A speech run with SentencePiece targets exports; its SavedModel, loaded
-    without the vocabulary file, gives the decoder's transcripts."""
+    without the vocabulary file, gives the decoder's transcripts, with the
+    byte-counted word n-gram fused too (it spells the pieces)."""
     problem = registry.problem("librispeech_sentencepiece")
     data_dir = str(tmp_path / "data")
     vocab = problem.vocab_path(data_dir, problem.vocab_filename)
     train_sentencepiece(["hi", "no", "hi no", "no hi"] * 20, vocab, problem.vocab_size)
     run = train_speech_run(tmp_path / "run", problem_name=problem.name, data_dir=data_dir)
     trained = trained_model.TrainedRun.of(run.output_dir, problem, data_dir=data_dir)
-    path = export.export_run(trained, str(tmp_path / "export"), DecodeConfig.parse(CTC_BEAM_DECODE))
+    fused = f"{CTC_BEAM_DECODE},lm_dir={no_ngram_dir},lm_weight=1.0"  # "no" 3x, "hi" once
+    paths = {
+        hparams: export.export_run(trained, str(tmp_path / name), DecodeConfig.parse(hparams))
+        for name, hparams in [("export", CTC_BEAM_DECODE), ("fused", fused)]
+    }
     os.remove(vocab)  # the graph holds the pieces' text itself
 
     waveforms = list(tone_and_noise().values())
-    texts, scores = reference_decode(run, speech_features(waveforms, run.hparams))
-    outputs = tf.saved_model.load(path).signatures["serving_default"](
-        waveform=tf.constant(pad_rows(waveforms, np.float32)),
-        waveform_length=tf.constant([len(w) for w in waveforms], tf.int32),
-    )
-    assert texts == ["hi", "no"]  # pieces with a word's space before them: stripped
-    assert [text.decode() for text in outputs["outputs"].numpy()] == texts
-    np.testing.assert_allclose(outputs["scores"].numpy(), scores, rtol=1e-4, atol=1e-4)
+    features = speech_features(waveforms, run.hparams)
+    for hparams, expected in [(CTC_BEAM_DECODE, ["hi", "no"]), (fused, ["no", "no"])]:
+        texts, scores = reference_decode(run, features, hparams)
+        outputs = tf.saved_model.load(paths[hparams]).signatures["serving_default"](
+            waveform=tf.constant(pad_rows(waveforms, np.float32)),
+            waveform_length=tf.constant([len(w) for w in waveforms], tf.int32),
+        )
+        assert texts == expected  # pieces with a word's space before them: stripped
+        assert [text.decode() for text in outputs["outputs"].numpy()] == texts
+        np.testing.assert_allclose(outputs["scores"].numpy(), scores, rtol=1e-4, atol=1e-4)
 
 
 # -- the command line -----------------------------------------------------------------

@@ -119,3 +119,17 @@ def test_ctc_kernel_path_equals_the_dense_path_xla_takes():
     assert kernel == pytest.approx(dense, rel=1e-5)
     np.testing.assert_allclose(kernel_grads, dense_grads, atol=1e-4)
     assert kernel_grads[2].any() and not kernel_grads[3].any()
+
+
+def test_ctc_of_a_batch_without_a_label_is_the_all_blank_path():
+    """A batch whose every label sequence was left out (labels `[batch, 0]`:
+    no phoneme target fitted) costs each example its all-blank path, on the
+    kernel as on the dense path."""
+    logits = np.random.default_rng(4).normal(size=(2, 3, 4)).astype(np.float32)
+    mask = np.array([[1, 1, 1], [1, 1, 0]], np.float32)
+    blank = np.log(np.exp(logits).sum(-1)) - logits[:, :, 0]  # -log p(blank) per frame
+    expected = float((blank * mask).sum())
+    labels = np.zeros([2, 0], np.int32)
+    assert float(summed_ctc_loss(logits, mask, labels)) == pytest.approx(expected, rel=1e-5)
+    xla = tf.function(lambda: summed_ctc_loss(logits, mask, labels), jit_compile=True)
+    assert float(xla()) == pytest.approx(expected, rel=1e-5)

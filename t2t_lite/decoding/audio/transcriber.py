@@ -90,6 +90,7 @@ def search_pieces(
     decode_config: DecodeConfig,
     cap: int,
     phrases: dict | None = None,
+    target_surfaces: list[bytes] | None = None,
 ):
     """Decodes recordings as one batch of pieces, keeping what word times need.
 
@@ -106,6 +107,8 @@ def search_pieces(
         cap: the static decode cap (`decode.decode_cap`).
         phrases: the request's phrase list (`phrase_bias.phrase_features`'
             `phrase_ids` and `phrase_boosts`), or None.
+        target_surfaces: the targets' `token_surfaces()` (a word n-gram LM
+            spells with them).
 
     Returns:
         A dict: `ids [pieces, beams, length]` and `scores [pieces, beams]`
@@ -121,7 +124,10 @@ def search_pieces(
     features, rows, offsets = _pieces(waveforms, lengths, run_config, decode_config)
     features.update(phrases or {})
     memory, memory_mask = model.encode(features, training=False)
-    ids, scores = model_search(model, features, decode_config, cap, encoded=(memory, memory_mask))
+    ids, scores = model_search(
+        model, features, decode_config, cap, encoded=(memory, memory_mask),
+        target_surfaces=target_surfaces,
+    )  # fmt: skip
     searched = {"ids": ids, "scores": scores, "rows": rows, "offsets": offsets}
     return {**searched, **timing_inputs(model, features, memory)}
 
@@ -219,12 +225,15 @@ class WaveformTranscriber:
         phrases: dict | None = None,
     ):
         self._encoder = target_encoder
+        surfaces = target_encoder.token_surfaces()
         decode_config = decode_config.for_model(model)
         self.timed_words = has_ctc_head(model)  # word times need the CTC head
         signature = [tf.TensorSpec([None, None], tf.float32), tf.TensorSpec([None], tf.int32)]
 
         def search(waveforms, lengths):
-            return search_pieces(model, waveforms, lengths, run_config, decode_config, cap, phrases)
+            return search_pieces(
+                model, waveforms, lengths, run_config, decode_config, cap, phrases, surfaces
+            )
 
         self._transcribe = tf.function(
             lambda waveforms, lengths: _transcripts(search(waveforms, lengths)),

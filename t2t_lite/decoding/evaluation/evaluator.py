@@ -59,9 +59,11 @@ class DecodeEvaluator:
         decode_config = DecodeConfig.parse(
             decode_overrides, base=DecodeConfig.parse(EVAL_DECODE_DEFAULTS)
         )
-        self._decoder = BatchDecoder(model, run_config, decode_config)
-        check_language_model(self._decoder.decode_config, model)
         self._encoder = problem.feature_encoders(data_dir)["targets"]
+        self._decoder = BatchDecoder(
+            model, run_config, decode_config, target_surfaces=self._encoder.token_surfaces()
+        )
+        check_language_model(self._decoder.decode_config, model)
         self._metrics = scoring.decode_metrics(problem)
         self.max_examples = max_examples
 

@@ -67,6 +67,7 @@ def model_search(
     cap: int,
     encoded=None,
     fixed_shapes: bool = False,
+    target_surfaces: list[bytes] | None = None,
 ):
     """Decodes a batch of model features.
 
@@ -80,6 +81,8 @@ def model_search(
         fixed_shapes: a `cap`-long output buffer and a fixed-length cache,
             every shape static (XLA, a TPU, TFLite); else a growing cache.
             Both stop at T2T's decode length.
+        target_surfaces: the target encoder's `token_surfaces()`, which a
+            word n-gram LM (`lm_dir`) spells words from.
 
     Returns:
         `(ids [batch, beams, length] int32, scores [batch, beams] float32)`,
@@ -107,7 +110,11 @@ def model_search(
             scorers.append(WeightedScorer(ctc, weight))
         if decode_config.lm_weight > 0.0:  # shallow fusion
             lm = language_model_scorer(
-                decode_config.lm_dir, model, batch_size, cap if fixed_shapes else None
+                decode_config.lm_dir,
+                model,
+                batch_size,
+                cap if fixed_shapes else None,
+                target_surfaces,
             )
             scorers.append(WeightedScorer(lm, decode_config.lm_weight))
         if "phrase_ids" in features:  # the request's phrase list (hotwords)
@@ -156,6 +163,8 @@ class BatchDecoder:
         decode_config: from `decode_hparams`.
         phrases: a phrase list every batch is biased towards
             (`phrase_bias.phrase_features`), or None.
+        target_surfaces: the target encoder's `token_surfaces()` (needed
+            with a word n-gram LM).
 
     Call arguments:
         features: a batch of model features ("targets" is ignored).
@@ -170,10 +179,16 @@ class BatchDecoder:
     """
 
     def __init__(
-        self, model, run_config: RunConfig, decode_config: DecodeConfig, phrases: dict | None = None
+        self,
+        model,
+        run_config: RunConfig,
+        decode_config: DecodeConfig,
+        phrases: dict | None = None,
+        target_surfaces: list[bytes] | None = None,
     ):
         decode_config = decode_config.for_model(model)
         self.phrases = phrases or {}
+        self.target_surfaces = target_surfaces
         self.model = model
         self.decode_config = decode_config
         self.cap = decode_cap(run_config, decode_config)
@@ -183,9 +198,14 @@ class BatchDecoder:
         key = tuple(sorted(inputs))
         if key not in self._functions:
             signature = {name: _relaxed_spec(value) for name, value in inputs.items()}
-            model, hp, cap = self.model, self.decode_config, self.cap
+            model, hp, cap, surfaces = (
+                self.model,
+                self.decode_config,
+                self.cap,
+                self.target_surfaces,
+            )
             self._functions[key] = tf.function(
-                lambda features: model_search(model, features, hp, cap),
+                lambda features: model_search(model, features, hp, cap, target_surfaces=surfaces),
                 input_signature=[signature],
             )
         return self._functions[key]

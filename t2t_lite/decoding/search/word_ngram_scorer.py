@@ -1,15 +1,18 @@
-"""A word n-gram LM as a full scorer of a byte search (shallow fusion with lookahead).
+"""A word n-gram LM as a full scorer of the search (shallow fusion with lookahead).
 
-The search extends hypotheses a byte at a time; the n-gram knows words. So,
+The search extends hypotheses a token at a time; the n-gram knows words. So,
 as ESPnet's look-ahead word LM does (Hori et al. 2018), a word is paid for
-while it is spelled: extending the current word's prefix `p` by a letter
-scores `LA(p + letter) - LA(p)`, where `LA` is the log probability, given
-the word before, that the next word begins so (the bigram summed over the
-known words under the prefix: `NgramTensors.prefix_mass`); a space or EOS
+while it is spelled: extending the current word's prefix `p` by a token's
+bytes `s` scores `LA(p + s) - LA(p)`, where `LA` is the log probability,
+given the word before, that the next word begins so (the bigram summed over
+the known words under the prefix: `NgramTensors.prefix_mass`); a token that
+starts a word (a space, or a piece such as SentencePiece's `▁the`) or EOS
 ends the word and scores `ln P(word | history) - LA(word)`, so a word's
-letters and its end add up to exactly its n-gram log probability. A prefix
+tokens and its end add up to exactly its n-gram log probability. A prefix
 no known word begins with pays the out-of-vocabulary cost once, when it
-leaves the vocabulary. EOS adds `ln P(</s> | history)`.
+leaves the vocabulary. EOS adds `ln P(</s> | history)`. Which bytes each
+token spells is `ngram/token_spelling.py`'s: byte and SentencePiece
+recognizers read the same n-gram.
 
 The tables are sorted int64 hashes (`ngram/word_hash.py`) in non-trainable
 variables, read with `tf.searchsorted`, so a SavedModel holds them as it
@@ -21,12 +24,18 @@ from __future__ import annotations
 import functools
 import os
 
+import numpy as np
 import tensorflow as tf
 
 from t2t_lite.data.reserved_ids import EOS_ID
 from t2t_lite.decoding.search.scorer import Scorer, expand_to_beam_size, gather_beams
 from t2t_lite.ngram import word_hash
 from t2t_lite.ngram.ngram_tables import NgramTables
+from t2t_lite.ngram.token_spelling import TokenSpelling
+
+# The state's prefix before a sentence's first word, where words carry their
+# space in their first token: that space ends no word.
+NO_WORD = word_hash.extend_np(np.full([1], word_hash.WORD_SEED), [-4])[0]
 
 
 class NgramTensors(tf.Module):
@@ -40,8 +49,7 @@ class NgramTensors(tf.Module):
         super().__init__(name="word_ngram")
         self.order = tables.order
         self.oov_log_prob = float(tables.oov_log_prob)
-        self.space_id = int(tables.info["space_id"])
-        self.target_vocab_size = int(tables.info["target_vocab_size"])
+        # The byte ids (`token_spelling.byte_ids`) some known word is spelled with.
         self.letters = [int(i) for i in tables.info["letters"]]
 
         def variables(table, name):
@@ -131,78 +139,126 @@ def load_ngram(lm_dir: str) -> NgramTensors:
         return _load(os.path.abspath(lm_dir))
 
 
+def spell_tf(prefixes: tf.Tensor, body: tf.Tensor, length: tf.Tensor) -> tf.Tensor:
+    """`prefixes` extended by each token's bytes (`body [..., longest]`, `length [...]`)."""
+    for depth in range(body.shape[-1]):
+        longer = word_hash.extend_tf(prefixes, body[..., depth])
+        prefixes = tf.where(depth < length, longer, prefixes)
+    return prefixes
+
+
 class WordNgramScorer(Scorer):
-    """Scores every next byte by a word n-gram with bigram lookahead.
+    """Scores every next token by a word n-gram with bigram lookahead.
 
     Args:
         tensors: the LM (`load_ngram`).
         batch_size: the search's batch (an int or a scalar tensor).
-        vocab_size: the recognizer's target vocabulary size.
+        surfaces: the recognizer's `target_encoder.token_surfaces()` (bytes,
+            SentencePiece, ...): what each id spells (`TokenSpelling`).
 
     Example:
     ```python
-    scorer = WordNgramScorer(load_ngram(lm_dir), batch_size, model.target_vocab_size)
+    scorer = WordNgramScorer(load_ngram(lm_dir), batch_size, encoder.token_surfaces())
     scorers.append(WeightedScorer(scorer, lm_weight))
     ```
     """
 
-    def __init__(self, tensors: NgramTensors, batch_size, vocab_size: int):
+    def __init__(self, tensors: NgramTensors, batch_size, surfaces: list[bytes]):
         self.lm = tensors
         self.batch_size = batch_size
-        vocab = tf.range(vocab_size, dtype=tf.int64)
-        self.is_space = tf.equal(vocab, tensors.space_id)
-        self.is_eos = tf.equal(vocab, EOS_ID)
-        # Only ids that spell a known word can extend a prefix into the
-        # vocabulary; every other id's column reads the OOV column after them.
-        letters = [i for i in tensors.letters if i < vocab_size]
-        self.letters = tf.constant(letters, tf.int64)
-        column = {token: index for index, token in enumerate(letters)}
-        self.columns = tf.constant([column.get(i, len(letters)) for i in range(vocab_size)])
+        spelling = TokenSpelling.of(surfaces)
+        self.spaces_lead = spelling.spaces_lead
+        vocab = np.arange(len(surfaces))
+        eos = vocab == EOS_ID
+        starts = spelling.starts_word & ~eos
+        spellable = spelling.spellable(tensors.letters)
+        spells = spelling.body_length > 0
+        # Only ids that spell bytes of known words can extend a prefix into
+        # the vocabulary, so only they are looked up. `score`'s columns: the
+        # C continuing ids, an OOV prefix's; the S ids starting a word, an
+        # OOV start's; a bare space. Every id reads one of them.
+        going_on = np.nonzero(~starts & ~eos & spellable)[0]
+        starting = np.nonzero(starts & spells & spellable)[0]
+        c, s = len(going_on), len(starting)
+        column = np.where(starts, c + 1 + s, c)
+        column[going_on] = np.arange(c)
+        column[starting] = c + 1 + np.arange(s)
+        column[starts & ~spells] = c + s + 2
+        self.columns = tf.constant(column, tf.int32)
+        self.going_on_body = tf.constant(spelling.body[going_on])  # [C, longest]
+        self.going_on_length = tf.constant(spelling.body_length[going_on])
+        self.starting_prefix = tf.constant(spelling.start_prefix[starting])  # [S]
+        self.is_start = tf.constant(starts)
+        self.is_eos = tf.constant(eos)
+        self.body = tf.constant(spelling.body)  # [vocab, longest]
+        self.body_length = tf.constant(spelling.body_length)
+        self.start_prefix = tf.constant(spelling.start_prefix)
+        self.starts_spelling = tf.constant(starts & spells)
 
     def initial_state(self, beam_size: int):
-        start = tf.fill([self.batch_size], word_hash.WORD_SEED)
+        start = word_hash.WORD_SEED if not self.spaces_lead else NO_WORD
         history = tf.fill([self.batch_size, self.lm.order - 1], word_hash.BOS_WORD)
         return {
             "history": expand_to_beam_size(history, beam_size),  # [batch, beam, order - 1]
-            "prefix": expand_to_beam_size(start, beam_size),  # the current word so far
+            # The current word so far (WORD_SEED: begun, nothing spelled).
+            "prefix": expand_to_beam_size(tf.fill([self.batch_size], start), beam_size),
             "paid": expand_to_beam_size(tf.zeros([self.batch_size]), beam_size),  # for it
         }
 
+    @staticmethod
+    def _spoken(prefix):
+        return tf.logical_and(
+            tf.not_equal(prefix, word_hash.WORD_SEED), tf.not_equal(prefix, NO_WORD)
+        )
+
     def _after_word(self, history, prefix):
         """The history after the current word (unchanged if there is none)."""
-        spoken = tf.not_equal(prefix, word_hash.WORD_SEED)[..., None]
         shifted = tf.concat([history[..., 1:], prefix[..., None]], axis=-1)
-        return tf.where(spoken, shifted, history)
+        return tf.where(self._spoken(prefix)[..., None], shifted, history)
+
+    def _masses(self, previous, prefixes):
+        """`prefix_mass` of `prefixes` `[batch, beam, n]`, and the OOV prefix's `[.., 1]`."""
+        backoff = self.lm.backoff(previous)
+        mass = self.lm.prefix_mass(previous, prefixes, backoff)
+        return tf.concat([mass, backoff + self.lm.oov_log_prob], -1)
 
     def score(self, state, alive_seq, step, candidates=None):
         history, prefix, paid = state["history"], state["prefix"], state["paid"]
-        spoken = tf.not_equal(prefix, word_hash.WORD_SEED)
-        # Letters: the lookahead mass of each longer prefix, less what was paid.
-        longer = word_hash.extend_tf(prefix[..., None], self.letters)  # [batch, beam, letters]
-        previous = history[..., -1:]  # [batch, beam, 1]
-        backoff = self.lm.backoff(previous)
-        mass = self.lm.prefix_mass(previous, longer, backoff)
-        # The last column: a prefix no known word begins with (`U` is the OOV cost).
-        mass = tf.concat([mass, backoff + self.lm.oov_log_prob], -1)
-        letters = tf.gather(mass, self.columns, axis=-1) - paid[..., None]  # [batch, beam, vocab]
-        # A space or EOS ends the word: its n-gram probability, less what was paid.
-        word = tf.where(spoken, self.lm.log_prob(history, prefix) - paid, self.lm.oov_log_prob)
-        eos_history = self._after_word(history, prefix)
+        spoken = self._spoken(prefix)
+        # Ending the current word: its n-gram probability less what was paid;
+        # an empty word (a space after a space) costs an unknown word's.
+        empty = tf.where(tf.equal(prefix, NO_WORD), 0.0, self.lm.oov_log_prob)
+        word = tf.where(spoken, self.lm.log_prob(history, prefix) - paid, empty)
+        after = self._after_word(history, prefix)
+        # Continuing ids: the lookahead of each longer prefix, less what was paid.
+        base = tf.where(tf.equal(prefix, NO_WORD), word_hash.WORD_SEED, prefix)
+        longer = spell_tf(base[..., None], self.going_on_body, self.going_on_length)
+        parts = [self._masses(history[..., -1:], longer) - paid[..., None]]
+        # Starting ids: the word's end, and the lookahead of the new word's start.
+        shape = tf.concat([tf.shape(prefix), tf.shape(self.starting_prefix)], 0)
+        starting = tf.broadcast_to(self.starting_prefix, shape)
+        parts.append(self._masses(after[..., -1:], starting) + word[..., None])
+        parts.append(word[..., None])  # a bare space
+        scores = tf.gather(tf.concat(parts, -1), self.columns, axis=-1)  # [batch, beam, vocab]
         end = tf.where(spoken, word, 0.0) + self.lm.log_prob(
-            eos_history, tf.fill(tf.shape(prefix), word_hash.EOS_WORD)
+            after, tf.fill(tf.shape(prefix), word_hash.EOS_WORD)
         )
-        scores = tf.where(self.is_space, word[..., None], letters)
         return tf.where(self.is_eos, end[..., None], scores), state
 
     def select(self, state, new_state, parents, columns, tokens):
         history = gather_beams(state["history"], parents)
         prefix = gather_beams(state["prefix"], parents)
-        longer = word_hash.extend_tf(prefix, tf.cast(tokens, tf.int64))
-        ends = tf.logical_or(
-            tf.equal(tokens, self.lm.space_id), tf.equal(tokens, EOS_ID)
-        )  # [batch, beam]
+        tokens = tf.cast(tokens, tf.int32)
+        starts = tf.gather(self.is_start, tokens)
+        ends = tf.logical_or(starts, tf.gather(self.is_eos, tokens))  # [batch, beam]
+        base = tf.where(tf.equal(prefix, NO_WORD), word_hash.WORD_SEED, prefix)
+        longer = spell_tf(base, tf.gather(self.body, tokens), tf.gather(self.body_length, tokens))
+        history = tf.where(ends[..., None], self._after_word(history, prefix), history)
+        prefix = tf.where(starts, tf.gather(self.start_prefix, tokens), longer)
+        prefix = tf.where(tf.gather(self.is_eos, tokens), word_hash.WORD_SEED, prefix)
+        pays = tf.logical_or(~ends, tf.gather(self.starts_spelling, tokens))
         return {
-            "history": tf.where(ends[..., None], self._after_word(history, prefix), history),
-            "prefix": tf.where(ends, word_hash.WORD_SEED, longer),
-            "paid": tf.where(ends, 0.0, self.lm.prefix_mass(history[..., -1], longer)),
+            "history": history,
+            "prefix": prefix,
+            "paid": tf.where(pays, self.lm.prefix_mass(history[..., -1], prefix), 0.0),
         }

@@ -133,8 +133,9 @@ def test_an_lm_that_cannot_be_fused_is_one_sentence(speech_run, no_lm_run, no_ng
     other_vocabulary = SimpleNamespace(target_vocab_size=7)
     with pytest.raises(ValueError, match="LM over 258 target ids, the recognizer has 7"):
         load_language_model(no_lm_run.output_dir, other_vocabulary)
-    with pytest.raises(ValueError, match="LM over 258 target ids, the recognizer has 7"):
-        load_language_model(no_ngram_dir, other_vocabulary)
+    # A word n-gram spells any vocabulary from its tokens' text, which it needs.
+    with pytest.raises(ValueError, match="needs the recognizer's token surfaces"):
+        language_model_scorer(no_ngram_dir, other_vocabulary, 1)
     with pytest.raises(ValueError, match="lm_weight=0.5 needs lm_dir"):
         DecodeConfig.parse("lm_weight=0.5")
     with pytest.raises(ValueError, match="lm_weight must be >= 0"):

@@ -18,6 +18,7 @@ from tests.serving.runs import pad_rows, speech_features, tone_and_noise
 
 ENCODER = ByteTextEncoder()
 SPACE_ID = ENCODER.encode(" ")[0]
+SURFACES = ENCODER.token_surfaces()
 TEXT = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog", "the cat ran"]
 
 
@@ -64,14 +65,46 @@ def test_a_spelled_sentence_pays_exactly_its_ngram_log_probability(tables, text)
     """Letters pay lookahead, the space or EOS the rest: the sum over the
     bytes is the n-gram's log probability of the words and the end, an
     out-of-vocabulary word included."""
-    scorer = WordNgramScorer(NgramTensors(tables), 1, ENCODER.vocab_size)
+    scorer = WordNgramScorer(NgramTensors(tables), 1, SURFACES)
     total, steps = spelled_score(scorer, ENCODER.encode(text) + [EOS_ID])
     assert total == pytest.approx(sentence_log_prob(tables, text), abs=1e-3)
     assert all(s <= 1e-6 for s in steps[:1])  # a first letter costs its words' mass
 
 
+# A piece vocabulary (SentencePiece's surfaces: a word's space leads its
+# first piece); id 2 is unknown (no text), as SentencePiece's unk.
+PIECES = [b"", b"", b"", b" the", b" c", b"at", b" ", b"s", b"a", b"t", b"h", b"e"]
+PIECES += [b" sat", b"q", b"z", b"x", b" on", b" m", b" d", b"og"]
+
+
+@pytest.mark.parametrize(
+    "pieces, text",
+    [
+        ([" the", " c", "at", " sat"], "the cat sat"),
+        ([" ", "t", "h", "e", " c", "a", "t", " ", "s", "at"], "the cat sat"),
+        ([" the", " ", "q", "z", "x", " sat"], "the qzx sat"),
+        ([" on", " the", " m", "at"], "on the mat"),
+        ([" the", " ", " d", "og"], "the  dog"),  # an empty word between two spaces
+        ([" the", " c", "<unk>", " sat"], None),  # a word with an unknown piece: OOV
+    ],
+)
+def test_pieces_pay_what_the_bytes_of_their_text_pay(tables, pieces, text):
+    """However pieces split a sentence, they pay what its bytes pay: the
+    n-gram's log probability of its words (a word's space in its first
+    piece; a sentence's first space is not an empty word)."""
+    ids = [PIECES.index(p.encode()) if p != "<unk>" else 2 for p in pieces]
+    total, _ = spelled_score(WordNgramScorer(NgramTensors(tables), 1, PIECES), ids + [EOS_ID])
+    bytes_total, _ = spelled_score(
+        WordNgramScorer(NgramTensors(tables), 1, SURFACES),
+        ENCODER.encode(text or "the qzx sat") + [EOS_ID],
+    )
+    assert total == pytest.approx(bytes_total, abs=1e-4)
+    if text and "  " not in text:
+        assert total == pytest.approx(sentence_log_prob(tables, text), abs=1e-3)
+
+
 def test_known_words_are_cheaper_to_spell_than_unknown_ones(tables):
-    scorer = WordNgramScorer(NgramTensors(tables), 1, ENCODER.vocab_size)
+    scorer = WordNgramScorer(NgramTensors(tables), 1, SURFACES)
     known, _ = spelled_score(scorer, ENCODER.encode("the cat") + [EOS_ID])
     misspelled, steps = spelled_score(scorer, ENCODER.encode("the cqt") + [EOS_ID])
     assert known > misspelled
@@ -122,7 +155,7 @@ def test_a_prefix_costs_the_bigram_mass_of_the_words_it_begins(tables, previous,
 def test_a_search_step_reads_the_tables_densely(tables):
     """No sparse read of a table variable (`ResourceGather`): one puts the
     variable in copy-on-read mode, after which every step copies the table."""
-    scorer = WordNgramScorer(NgramTensors(tables), 2, ENCODER.vocab_size)
+    scorer = WordNgramScorer(NgramTensors(tables), 2, SURFACES)
     state = scorer.initial_state(3)
     step = tf.function(lambda s: scorer.score(s, None, 0)).get_concrete_function(state)
     ops = {op.type for op in step.graph.get_operations()}
@@ -136,7 +169,8 @@ def clips(speech_run) -> dict:
 
 
 def decode(run, clips, overrides: str) -> list[str]:
-    decoder = BatchDecoder(run.model, run.run_config, DecodeConfig.parse(overrides))
+    surfaces = run.encoders["targets"].token_surfaces()
+    decoder = BatchDecoder(run.model, run.run_config, DecodeConfig.parse(overrides), None, surfaces)
     ids, _ = decoder({k: tf.constant(v) for k, v in clips.items()})
     return [run.encoders["targets"].decode(row[0]) for row in ids]
 

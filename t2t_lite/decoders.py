@@ -69,7 +69,7 @@ class TextDecoder:
         encoders = problem.feature_encoders(data_dir)
         self._targets = encoders["targets"]
         self._inputs = encoders.get("inputs", self._targets)
-        phrases = configured_phrases(config, self._targets)
+        phrases = configured_phrases(config)
         self._search = BatchDecoder(
             model, run.run_config, config, phrases, self._targets.token_surfaces()
         )
@@ -151,7 +151,7 @@ class SpeechDecoder:
         self.config, self.cap = search.decode_config, search.cap
         self._problem, self._data_dir = problem, data_dir
         self._targets = problem.feature_encoders(data_dir)["targets"]
-        phrases = configured_phrases(config, self._targets)
+        phrases = configured_phrases(config)
         if config.chunk_frames > 0:
             if phrases:
                 raise ValueError(

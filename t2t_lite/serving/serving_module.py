@@ -50,7 +50,7 @@ from typing import Any
 import tensorflow as tf
 
 from t2t_lite.data.problem import Problem
-from t2t_lite.data.text_encoders import EOS_ID, ByteTextEncoder, TextEncoder
+from t2t_lite.data.text_encoders import EOS_ID, TextEncoder
 from t2t_lite.decoding.audio.input_limits import (
     input_tokens,
     segment_seconds,
@@ -152,23 +152,23 @@ class ServingModule(tf.Module):
                 self.serve_timed = tf.function(
                     self._serve_speech_timed, input_signature=waveform_signature
                 )
-            if isinstance(encoders["targets"], ByteTextEncoder):  # phrase biasing needs bytes
-                phrase_signature = [
-                    tf.TensorSpec([None], tf.string, name="phrases"),
-                    tf.TensorSpec([None], tf.float32, name="phrase_boosts"),
-                ]
-                self._search_biased = tf.function(
-                    lambda waveform, waveform_length, phrase_ids, phrase_boosts: search(
-                        waveform,
-                        waveform_length,
-                        {"phrase_ids": phrase_ids, "phrase_boosts": phrase_boosts},
-                    ),
-                    input_signature=waveform_signature
-                    + [tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], tf.float32)],
-                )
-                self.serve_biased = tf.function(
-                    self._serve_speech_biased, input_signature=waveform_signature + phrase_signature
-                )
+            # Phrases are bytes for every vocabulary (`phrase_steps.py`).
+            phrase_signature = [
+                tf.TensorSpec([None], tf.string, name="phrases"),
+                tf.TensorSpec([None], tf.float32, name="phrase_boosts"),
+            ]
+            self._search_biased = tf.function(
+                lambda waveform, waveform_length, phrase_ids, phrase_boosts: search(
+                    waveform,
+                    waveform_length,
+                    {"phrase_ids": phrase_ids, "phrase_boosts": phrase_boosts},
+                ),
+                input_signature=waveform_signature
+                + [tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], tf.float32)],
+            )
+            self.serve_biased = tf.function(
+                self._serve_speech_biased, input_signature=waveform_signature + phrase_signature
+            )
             if can_stream(model):
                 self.stream_chunk_frames = decode_config.chunk_frames or DEFAULT_CHUNK_FRAMES
                 # What a server turns `trailing_blank_frames` into seconds by.

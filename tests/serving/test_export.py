@@ -583,7 +583,8 @@ def test_sentencepiece_inputs_are_refused_in_one_sentence():
 def test_sentencepiece_targets_export_and_detokenize_in_the_graph(tmp_path, no_ngram_dir):
     """A speech run with SentencePiece targets exports; its SavedModel, loaded
     without the vocabulary file, gives the decoder's transcripts, with the
-    byte-counted word n-gram fused too (it spells the pieces)."""
+    byte-counted word n-gram fused too (it spells the pieces), and takes a
+    phrase list (phrases are bytes; the pieces spell them)."""
     problem = registry.problem("librispeech_sentencepiece")
     data_dir = str(tmp_path / "data")
     vocab = problem.vocab_path(data_dir, problem.vocab_filename)
@@ -608,6 +609,18 @@ def test_sentencepiece_targets_export_and_detokenize_in_the_graph(tmp_path, no_n
         assert texts == expected  # pieces with a word's space before them: stripped
         assert [text.decode() for text in outputs["outputs"].numpy()] == texts
         np.testing.assert_allclose(outputs["scores"].numpy(), scores, rtol=1e-4, atol=1e-4)
+
+    biased = tf.saved_model.load(paths[CTC_BEAM_DECODE]).signatures["transcribe_biased"]
+    plain_texts, plain_scores = reference_decode(run, features, CTC_BEAM_DECODE)
+    for phrase, expected in [("no", ["no", "no"]), ("nope", plain_texts)]:
+        outputs = biased(
+            waveform=tf.constant(pad_rows(waveforms, np.float32)),
+            waveform_length=tf.constant([len(w) for w in waveforms], tf.int32),
+            phrases=tf.constant([phrase]),
+            phrase_boosts=tf.constant([5.0]),
+        )
+        assert [text.decode() for text in outputs["outputs"].numpy()] == expected, phrase
+    np.testing.assert_allclose(outputs["scores"].numpy(), plain_scores, rtol=1e-4, atol=1e-4)
 
 
 # -- the command line -----------------------------------------------------------------

@@ -82,7 +82,7 @@ def model_search(
             every shape static (XLA, a TPU, TFLite); else a growing cache.
             Both stop at T2T's decode length.
         target_surfaces: the target encoder's `token_surfaces()`, which a
-            word n-gram LM (`lm_dir`) spells words from.
+            word n-gram LM (`lm_dir`) and a phrase list spell words from.
 
     Returns:
         `(ids [batch, beams, length] int32, scores [batch, beams] float32)`,
@@ -118,11 +118,10 @@ def model_search(
             )
             scorers.append(WeightedScorer(lm, decode_config.lm_weight))
         if "phrase_ids" in features:  # the request's phrase list (hotwords)
+            if target_surfaces is None:
+                raise ValueError("phrase biasing needs target_surfaces (a caller's bug).")
             bias = PhraseBiasScorer(
-                features["phrase_ids"],
-                features["phrase_boosts"],
-                batch_size,
-                model.target_vocab_size,
+                features["phrase_ids"], features["phrase_boosts"], batch_size, target_surfaces
             )
             scorers.append(WeightedScorer(bias, 1.0))
         # T2T's decode length from the padded input length; a fixed-shape

@@ -9,10 +9,11 @@ only keeps a bonus for a phrase it really contains, and words near a listed
 one are not pulled towards it ("boosted words appearing where they were
 not said" is what users of biasing report most).
 
-The scorer is a potential: a hypothesis is worth `boost * tokens matched`
+The scorer is a potential: a hypothesis is worth `boost * bytes matched`
 of its best current match, plus the phrases it completed. A match starts
-only at a word start (the first token, or after a space) and is complete
-when the phrase's last token is followed by a space or EOS; a longer phrase
+only at a word start (the first token, after a space, or a piece beginning
+with one) and is complete when the phrase's last byte is followed by a word
+start or EOS; a longer phrase
 still matching ("new york" after "new") keeps going, and the completed one
 is banked when no match runs any more. Each step adds the potential's
 change, so the bonuses along a hypothesis sum to its final potential.
@@ -28,10 +29,12 @@ extra beams joins the first ones only with a phrase complete, and is
 dropped when its match fails with none complete, so until a phrase is
 spelled whole the first beams are the search's without the list.
 
-The list is part of the request: `phrase_ids` `[phrases, length]` (target
-ids, PAD after each phrase) and `phrase_boosts` `[phrases]` ride in the
-features, so a SavedModel signature takes them per request. Targets must be
-bytes (`ByteTextEncoder`): a word boundary is the space byte.
+The list is part of the request: `phrase_ids` `[phrases, length]` (bytes,
+PAD after each phrase) and `phrase_boosts` `[phrases]` ride in the
+features, so a SavedModel signature takes them per request. Phrases are
+bytes whatever the targets are: how each target id spells bytes (a byte, a
+SentencePiece piece) is `phrase_steps.py`'s, so a phrase earns the same
+bonus however it is spelled.
 """
 
 from __future__ import annotations
@@ -39,13 +42,14 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data.text_encoders import EOS_ID, PAD_ID, ByteTextEncoder, TextEncoder
+from t2t_lite.data.text_encoders import PAD_ID, ByteTextEncoder
 from t2t_lite.decoding.decode_config import DEFAULT_BOOST
+from t2t_lite.decoding.search.phrase_steps import PhraseSteps, spelling_of
 from t2t_lite.decoding.search.scorer import Scorer, gather_beams
 
 # sherpa-onnx's hotwords file syntax: "PHRASE :BOOST" sets one phrase's boost.
 BOOST_MARK = " :"
-SPACE_ID = ByteTextEncoder().encode(" ")[0]
+BYTES = ByteTextEncoder()
 
 
 class PhraseListError(ValueError):
@@ -83,27 +87,19 @@ def read_phrase_file(path: str, default_boost: float = DEFAULT_BOOST) -> list[tu
     return phrases
 
 
-def phrase_features(phrases: list[tuple[str, float]], encoder: TextEncoder) -> dict:
-    """The `phrase_ids` and `phrase_boosts` arrays of a phrase list.
+def phrase_features(phrases: list[tuple[str, float]]) -> dict:
+    """The `phrase_ids` (bytes) and `phrase_boosts` arrays of a phrase list.
 
     Each phrase is listed as written, lower-cased and upper-cased (corpora
     differ: LibriSpeech's transcripts are upper case, the built-in corpus's
     lower case), so a user need not know which case the model writes.
-
-    Raises:
-        PhraseListError: targets that are not bytes.
     """
-    if not isinstance(encoder, ByteTextEncoder):
-        raise PhraseListError(
-            "phrase biasing needs byte targets (a space marks a word start); this model's "
-            f"targets are {type(encoder).__name__}."
-        )
     variants = [
         (variant, boost)
         for text, boost in phrases
         for variant in dict.fromkeys([text, text.lower(), text.upper()])
     ]
-    rows = [encoder.encode(text) for text, _ in variants]
+    rows = [BYTES.encode(text) for text, _ in variants]
     ids = np.zeros([len(rows), max((len(r) for r in rows), default=1)], np.int32)
     for i, row in enumerate(rows):
         ids[i, : len(row)] = row
@@ -122,7 +118,7 @@ def tf_phrase_features(phrases: tf.Tensor, boosts: tf.Tensor) -> dict:
     cleaned = tf.strings.strip(tf.strings.regex_replace(phrases, r"\s+", " "))
     cases = tf.concat([cleaned, tf.strings.lower(cleaned), tf.strings.upper(cleaned)], axis=0)
     return {
-        "phrase_ids": ByteTextEncoder().tf_encode(cases).to_tensor(PAD_ID),
+        "phrase_ids": BYTES.tf_encode(cases).to_tensor(PAD_ID),
         "phrase_boosts": tf.tile(tf.cast(boosts, tf.float32), [3]),
     }
 
@@ -132,73 +128,56 @@ def _max_or_zero(bonuses):
     return tf.maximum(tf.reduce_max(bonuses, axis=-1), 0.0)
 
 
-def configured_phrases(decode_config, encoder: TextEncoder) -> dict | None:
+def configured_phrases(decode_config) -> dict | None:
     """The features of decode hparam `hotwords_file`'s list, or None without one.
 
     Raises:
-        PhraseListError: the file or the model's targets cannot be used.
+        PhraseListError: the file cannot be used.
     """
     if not decode_config.hotwords_file:
         return None
     phrases = read_phrase_file(decode_config.hotwords_file, decode_config.hotword_boost)
-    return phrase_features(phrases, encoder)
+    return phrase_features(phrases)
 
 
 class PhraseBiasScorer(Scorer):
     """A full scorer of phrase-match bonuses (see the module docstring).
 
     Args:
-        phrase_ids: int `[phrases, length]` byte target ids, PAD after each phrase.
-        phrase_boosts: float `[phrases]`, the bonus per matched token.
+        phrase_ids: int `[phrases, length]` byte ids (`ByteTextEncoder`), PAD
+            after each phrase.
+        phrase_boosts: float `[phrases]`, the bonus per matched byte.
         batch_size: the search's batch.
-        vocab_size: the target vocabulary's size.
+        target_surfaces: the target encoder's `token_surfaces()`: how each
+            target id spells bytes (`phrase_steps.py`).
 
     Example:
     ```python
     bias = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"],
-                            batch_size, model.target_vocab_size)
+                            batch_size, encoder.token_surfaces())
     ids, scores = scored_beam_search([..., WeightedScorer(bias, 1.0)], ...)
     ```
     """
 
     takes_back = True
 
-    def __init__(self, phrase_ids, phrase_boosts, batch_size, vocab_size: int):
-        self.phrases = tf.cast(phrase_ids, tf.int32)  # [P, L]
+    def __init__(self, phrase_ids, phrase_boosts, batch_size, target_surfaces: list[bytes]):
+        self.steps = PhraseSteps.of(phrase_ids, spelling_of(target_surfaces))
+        self.lengths = self.steps.lengths  # [P]
         # A boost must be > 0 for its phrase to count (0 or less: ignored).
         self.boosts = tf.maximum(tf.cast(phrase_boosts, tf.float32), 0.0)  # [P]
-        self.lengths = tf.reduce_sum(tf.cast(self.phrases != PAD_ID, tf.int32), axis=1)  # [P]
         self.batch_size = batch_size
-        self.vocab_size = vocab_size
-        vocabulary = tf.range(vocab_size)
-        is_space = vocabulary == SPACE_ID
-        self.is_boundary = tf.logical_or(is_space, vocabulary == EOS_ID)[None, None, :]  # [1, 1, V]
+        self.vocab_size = len(target_surfaces)
 
     def initial_state(self, beam_size: int):
-        num_phrases = tf.shape(self.phrases)[0]
+        num_phrases = tf.shape(self.lengths)[0]
         return {
-            # Tokens of each phrase matched so far in the current run.
+            # Bytes of each phrase matched so far in the current run.
             "progress": tf.zeros([self.batch_size, beam_size, num_phrases], tf.int32),
             # The best completed phrase's bonus in the current run, not yet banked.
             "pending": tf.zeros([self.batch_size, beam_size], tf.float32),
             "word_start": tf.ones([self.batch_size, beam_size], tf.bool),
         }
-
-    def _expected(self, progress):
-        """`[b, beam, P]`: the token each phrase expects next (PAD once it is whole)."""
-        padded = tf.pad(self.phrases, [[0, 0], [0, 1]])  # [P, L + 1]
-        at = tf.one_hot(progress, tf.shape(padded)[1], dtype=tf.int32)  # [b, beam, P, L + 1]
-        return tf.reduce_sum(at * padded, axis=-1)
-
-    def _may_extend(self, state):
-        """`[b, beam, P]`: phrases whose match may take one more token, and their next tokens.
-
-        Such a match is a running match, or any phrase at a word start; each
-        phrase comes with the token it expects.
-        """
-        progress = state["progress"]
-        running = tf.logical_or(progress > 0, state["word_start"][:, :, None])
-        return tf.logical_and(running, progress < self.lengths), self._expected(progress)
 
     def _whole(self, progress):
         """`[b, beam]`: the bonus of the best phrase matched whole (0: none)."""
@@ -209,22 +188,44 @@ class PhraseBiasScorer(Scorer):
         """`progress`'s shape less its last axis: the bonus of the best running match."""
         return _max_or_zero(tf.cast(progress, tf.float32) * self.boosts)
 
+    def _extended(self, state):
+        """`[b, beam, V]`: the bonus of each id's best extended match (0: none).
+
+        Only the table's edges are gathered (`[b, beam, edges]`), and one
+        segment max over them per hypothesis and id gives the best: no
+        `[b, beam, vocab, phrases]` transition is built.
+        """
+        steps, pending = self.steps, state["pending"]
+        states = steps.state(state["progress"], state["word_start"])  # [b, beam, P]
+        active = tf.gather(states, steps.edges[:, 0], axis=2) == steps.edges[:, 1]  # [b, beam, E]
+        runs = tf.cast(steps.edge_progress, tf.float32) * tf.gather(self.boosts, steps.edges[:, 0])
+        begins = tf.cast(steps.start_progress, tf.float32) * tf.gather(
+            self.boosts, steps.starts[:, 0]
+        )
+        values = tf.concat(
+            [
+                tf.where(active, runs, 0.0),
+                tf.broadcast_to(begins, tf.concat([tf.shape(pending), tf.shape(begins)], 0)),
+            ],
+            axis=2,
+        )
+        rows = tf.reshape(tf.range(tf.size(pending)), tf.shape(pending))[:, :, None]  # [b, beam, 1]
+        ids = tf.concat([steps.edges[:, 2], steps.starts[:, 1]], axis=0)
+        segments = rows * self.vocab_size + ids
+        best = tf.math.unsorted_segment_max(
+            tf.reshape(values, [-1]),
+            tf.reshape(tf.broadcast_to(segments, tf.shape(values)), [-1]),
+            tf.size(pending) * self.vocab_size,
+        )
+        return tf.reshape(tf.maximum(best, 0.0), tf.concat([tf.shape(pending), [-1]], 0))
+
     def score(self, state, alive_seq, step, candidates=None):
         progress, pending = state["progress"], state["pending"]
-        # Each token extends at most the phrases that expect it; its best
-        # extended match is one segment max over the phrases (no
-        # [b, beam, vocab, phrases] transition is built).
-        may_extend, expected = self._may_extend(state)
-        value = tf.where(may_extend, tf.cast(progress + 1, tf.float32) * self.boosts, 0.0)
-        rows = tf.reshape(tf.range(tf.size(pending)), tf.shape(pending))  # [b, beam]
-        segments = rows[:, :, None] * self.vocab_size + expected
-        best = tf.math.unsorted_segment_max(
-            tf.reshape(value, [-1]), tf.reshape(segments, [-1]), tf.size(pending) * self.vocab_size
-        )
-        matched = tf.reshape(tf.maximum(best, 0.0), tf.concat([tf.shape(pending), [-1]], 0))
+        matched = self._extended(state)  # [b, beam, V]
         # A whole phrase followed by a boundary is complete; it stays pending
         # while a longer match runs on, and is banked when none does.
-        whole = tf.where(self.is_boundary, self._whole(progress)[:, :, None], 0.0)
+        boundary = self.steps.is_boundary[None, None, :]
+        whole = tf.where(boundary, self._whole(progress)[:, :, None], 0.0)
         new_pending = tf.maximum(pending[:, :, None], whole)  # [b, beam, V]
         potential = tf.where(matched > 0, tf.maximum(new_pending, matched), new_pending)
         before = tf.maximum(pending, self._matched(progress))[:, :, None]
@@ -244,10 +245,8 @@ class PhraseBiasScorer(Scorer):
     def select(self, state, new_state, parents, columns, tokens):
         # The kept extensions' state, from their parents' and the token.
         state = {k: gather_beams(v, parents) for k, v in state.items()}
-        may_extend, expected = self._may_extend(state)
-        extends = tf.logical_and(may_extend, expected == tokens[:, :, None])
-        progress = tf.where(extends, state["progress"] + 1, 0)
-        boundary = tf.logical_or(tokens == SPACE_ID, tokens == EOS_ID)
+        progress = self.steps.after(state["progress"], state["word_start"], tokens)
+        boundary = tf.gather(self.steps.is_boundary, tokens)
         pending = tf.maximum(
             state["pending"], tf.where(boundary, self._whole(state["progress"]), 0.0)
         )
@@ -255,4 +254,5 @@ class PhraseBiasScorer(Scorer):
         pending = tf.where(running, pending, 0.0)
         # An empty list's reductions lose the static shape a loop variable keeps.
         pending.set_shape(state["pending"].shape)
-        return {"progress": progress, "pending": pending, "word_start": tokens == SPACE_ID}
+        word_start = tf.gather(self.steps.bare_space, tokens)
+        return {"progress": progress, "pending": pending, "word_start": word_start}

@@ -23,22 +23,27 @@ from tests.serving.runs import speech_features, tone_and_noise
 
 BYTES = ByteTextEncoder()
 VOCAB = BYTES.vocab_size
+SURFACES = BYTES.token_surfaces()
 PHRASES = [("cat", 1.0), ("new", 0.5), ("new york", 2.0)]
 
 
-def total_bonus(phrases, text: str, finish: bool = True) -> float:
-    """The bonuses of the scorer summed along `text` (then EOS), as the
-    search sums them along a hypothesis."""
-    features = phrase_features(phrases, BYTES)
-    scorer = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"], 1, VOCAB)
+def spelled_bonus(phrases, tokens: list[int], surfaces=SURFACES) -> float:
+    """The bonuses of the scorer summed along `tokens`, as the search sums
+    them along a hypothesis."""
+    features = phrase_features(phrases)
+    scorer = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"], 1, surfaces)
     state, total = scorer.initial_state(1), 0.0
-    tokens = BYTES.encode(text) + ([EOS_ID] if finish else [])
     for step, token in enumerate(tokens):
         bonus, new_state = scorer.score(state, None, tf.constant(step))
         total += float(bonus[0, 0, token])
         chosen = tf.constant([[token]])
         state = scorer.select(state, new_state, tf.constant([[0]]), chosen, chosen)
     return total
+
+
+def total_bonus(phrases, text: str, finish: bool = True) -> float:
+    """`spelled_bonus` of `text` in bytes (then EOS)."""
+    return spelled_bonus(phrases, BYTES.encode(text) + ([EOS_ID] if finish else []))
 
 
 @pytest.mark.parametrize(
@@ -94,8 +99,8 @@ def fixed_decoder(preferences: dict[str, float], seen: list | None = None):
 def search(preferences, phrases=None, beam_size=3, seen=None):
     scorers = [WeightedScorer(fixed_decoder(preferences, seen), 1.0)]
     if phrases:
-        features = phrase_features(phrases, BYTES)
-        bias = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"], 1, VOCAB)
+        features = phrase_features(phrases)
+        bias = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"], 1, SURFACES)
         scorers.append(WeightedScorer(bias, 1.0))
     ids, scores = scored_beam_search(scorers, tf.zeros([1], tf.int32), beam_size, 12, VOCAB, 0.0)
     return [BYTES.decode(row) for row in ids.numpy()[0]], scores.numpy()[0]
@@ -165,8 +170,8 @@ def test_an_empty_list_leaves_a_traced_search_as_it_is():
         logits.set_shape([None, VOCAB])
         return logits, states
 
-    features = phrase_features([], BYTES)
-    bias = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"], 1, VOCAB)
+    features = phrase_features([])
+    bias = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"], 1, SURFACES)
     scorers = [WeightedScorer(DecoderScorer(traced_fn), 1.0), WeightedScorer(bias, 1.0)]
     search_ = tf.function(
         lambda: scored_beam_search(scorers, tf.zeros([1], tf.int32), 3, 12, VOCAB, 0.0)
@@ -204,8 +209,8 @@ def test_an_empty_extra_beam_is_never_extended():
     only other hypothesis holding a bonus is "C" (the list's upper case), so
     one extra beam holds it and the other stays empty, where an extension of
     an empty beam (score -1e7 plus a bonus) used to fill it."""
-    features = phrase_features([("cat", 30.0)], BYTES)
-    bias = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"], 1, VOCAB)
+    features = phrase_features([("cat", 30.0)])
+    bias = PhraseBiasScorer(features["phrase_ids"], features["phrase_boosts"], 1, SURFACES)
     decoder = fixed_decoder({"dog": -1.0, "cup": -3.0})
     search_ = BeamSearch(
         [WeightedScorer(decoder, 1.0), WeightedScorer(bias, 1.0)], 2, 12, VOCAB, alpha=0.0
@@ -243,10 +248,10 @@ def test_the_decoder_biases_speech_only_where_the_list_matches(speech_run):
 
     def decode(phrases=None):
         config = DecodeConfig.parse(CTC_BEAM_DECODE)
-        listed = phrase_features(phrases, BYTES) if phrases else None
-        ids, scores = BatchDecoder(speech_run.model, speech_run.run_config, config, listed)(
-            features
-        )
+        listed = phrase_features(phrases) if phrases else None
+        ids, scores = BatchDecoder(
+            speech_run.model, speech_run.run_config, config, listed, SURFACES
+        )(features)
         return [BYTES.decode(row[0]) for row in ids], scores[:, 0]
 
     texts, scores = decode()
@@ -255,10 +260,15 @@ def test_the_decoder_biases_speech_only_where_the_list_matches(speech_run):
     assert biased == ["no", "no"]
     # The fixed-shape search (XLA, TFLite) keeps the provisional beams too.
     config = DecodeConfig.parse(CTC_BEAM_DECODE).for_model(speech_run.model)
-    listed = {k: tf.constant(v) for k, v in phrase_features([("no", 1.0)], BYTES).items()}
+    listed = {k: tf.constant(v) for k, v in phrase_features([("no", 1.0)]).items()}
     cap = decode_cap(speech_run.run_config, config)
     ids, fixed_scores = model_search(
-        speech_run.model, {**features, **listed}, config, cap, fixed_shapes=True
+        speech_run.model,
+        {**features, **listed},
+        config,
+        cap,
+        fixed_shapes=True,
+        target_surfaces=SURFACES,
     )
     assert [BYTES.decode(row[0]) for row in ids.numpy()] == biased
     np.testing.assert_allclose(fixed_scores.numpy()[:, 0], biased_scores, atol=1e-4)
@@ -271,7 +281,7 @@ def test_a_hotwords_file_is_read_with_its_boosts(tmp_path):
     path = tmp_path / "hotwords.txt"
     path.write_text("Layla\n\n  new   york :3.5\nbilly :0.5\n")
     assert read_phrase_file(str(path), 1.5) == [("Layla", 1.5), ("new york", 3.5), ("billy", 0.5)]
-    features = phrase_features(read_phrase_file(str(path)), BYTES)
+    features = phrase_features(read_phrase_file(str(path)))
     listed = [BYTES.decode(row) for row in features["phrase_ids"]]
     assert listed[:4] == ["Layla", "layla", "LAYLA", "new york"]  # every phrase in 3 cases
     assert len(listed) == 3 + 2 + 2 == len(features["phrase_boosts"])
@@ -282,7 +292,47 @@ def test_a_hotwords_file_is_read_with_its_boosts(tmp_path):
         read_phrase_file(str(tmp_path / "missing.txt"))
 
 
-def test_phrases_need_byte_targets():
-    """The algorithmic problems' symbol ids have no space byte to start a word."""
-    with pytest.raises(PhraseListError, match="needs byte targets.*IntegerEncoder"):
-        phrase_features([("1 0", 1.0)], IntegerEncoder(2))
+# A SentencePiece-like vocabulary: a leading space starts a word.
+PIECES = [b"", b"", b"", b" the", b" c", b"at", b" ", b"s", b"a", b"t", b"p", b" sat"]
+PIECES += [b" new", b" york", b"y", b"ork", b" yo", b"lk", b" cat", b"c", b"ne", b"w"]
+
+
+@pytest.mark.parametrize(
+    "pieces, text",
+    [
+        ([" the", " cat", " sat"], "the cat sat"),
+        ([" the", " c", "at", " sat"], "the cat sat"),  # another segmentation, the same
+        ([" the", " c", "a", "t", "s", " sat"], "the cats sat"),
+        ([" the", " c", "a", "p"], "the cap"),
+        ([" new", " york"], "new york"),  # across the phrase's space
+        ([" new", " ", "y", "ork"], "new york"),  # a bare space, then the word
+        ([" new", " yo", "lk"], "new yolk"),
+        (["ne", "w"], "new"),  # no leading space: the first piece starts a word
+        (["c", "at"], "cat"),
+        ([" the", "c", "at"], "thecat"),  # not at a word start
+    ],
+)
+def test_pieces_earn_what_the_bytes_of_their_text_earn(pieces, text):
+    tokens = [PIECES.index(piece.encode()) for piece in pieces] + [EOS_ID]
+    assert spelled_bonus(PHRASES, tokens, PIECES) == pytest.approx(total_bonus(PHRASES, text))
+    assert spelled_bonus(PHRASES, tokens[:-1], PIECES) == pytest.approx(
+        total_bonus(PHRASES, text, finish=False)
+    )
+
+
+def test_an_unknown_piece_ends_the_match():
+    tokens = [PIECES.index(b" c"), 2, PIECES.index(b"at"), EOS_ID]  # 2: <unk>, no text
+    assert spelled_bonus(PHRASES, tokens, PIECES) == 0.0
+
+
+def test_symbol_targets_match_phrases_of_their_symbols():
+    """The algorithmic problems' ids are " 0", " 1", ...: each starts a word."""
+    symbols = IntegerEncoder(3)
+    tokens = symbols.encode("2 1 0") + [EOS_ID]
+    bonus = spelled_bonus([("1 0", 1.0)], tokens, symbols.token_surfaces())
+    assert bonus == pytest.approx(3.0)
+
+
+def test_a_vocabulary_without_word_starts_is_refused():
+    with pytest.raises(ValueError, match="no id beginning a word"):
+        PhraseBiasScorer(*phrase_features(PHRASES).values(), 1, [b"", b"", b"", b"a", b"b"])

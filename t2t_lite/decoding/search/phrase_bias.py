@@ -3,20 +3,20 @@
 A user's list of phrases (names, product words, commands), each with a
 boost, steers the search towards them without retraining, as WeNet's and
 sherpa-onnx's context graphs do: every token that extends a match of a
-listed phrase earns the phrase's boost per byte it spells, and when the match fails before the
-phrase is whole, the bonus it earned is subtracted again. So a hypothesis
-only keeps a bonus for a phrase it really contains, and words near a listed
-one are not pulled towards it ("boosted words appearing where they were
-not said" is what users of biasing report most).
+listed phrase earns the phrase's boost per byte it spells, and when the
+match fails before the phrase is whole, the bonus it earned is subtracted
+again. So a hypothesis only keeps a bonus for a phrase it really contains,
+and words near a listed one are not pulled towards it ("boosted words
+appearing where they were not said" is what users of biasing report most).
 
 The scorer is a potential: a hypothesis is worth `boost * bytes matched`
 of its best current match, plus the phrases it completed. A match starts
 only at a word start (the first token, after a space, or a piece beginning
 with one) and is complete when the phrase's last byte is followed by a word
 start or EOS; a longer phrase still matching ("new york" after "new") keeps
-going, and the completed one
-is banked when no match runs any more. Each step adds the potential's
-change, so the bonuses along a hypothesis sum to its final potential.
+going, and the completed one is banked when no match runs any more. Each
+step adds the potential's change, so the bonuses along a hypothesis sum to
+its final potential.
 
 Taking a failed match's bonus back restores the hypothesis's score, not
 the hypothesis it pushed out of the beam: where a recognizer's hypotheses

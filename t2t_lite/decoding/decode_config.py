@@ -67,6 +67,9 @@ class DecodeConfig:
             (`search/language_model.py`).
         lm_weight: the LM's share: `lm_weight * log P_LM` is added to each
             extension's score; 0 leaves the search as it is without an LM.
+        phoneme_weight: the share of each finished word's pronunciation as
+            the phoneme CTC head hears it (`pronunciation_scorer.py`); needs a
+            model with a phoneme head on its last encoder layer and CMUdict.
         hotwords_file: a phrase list to bias the search towards, one phrase
             per line, `PHRASE :BOOST` to set one's boost (`phrase_bias.py`).
         hotword_boost: the bonus per matched token of a phrase without one.
@@ -97,6 +100,7 @@ class DecodeConfig:
     stream_final: str = "search"
     lm_dir: str = ""
     lm_weight: float = 0.0
+    phoneme_weight: float = 0.0
     hotwords_file: str = ""
     hotword_boost: float = DEFAULT_BOOST
     word_confidence_exponent: float = RUN_CALIBRATION
@@ -127,6 +131,10 @@ class DecodeConfig:
             raise ValueError(
                 f"decode hparam lm_weight={self.lm_weight} needs lm_dir, the output_dir of "
                 "a trained language model (t2t-lite-trainer --problem=languagemodel_...)."
+            )
+        if self.phoneme_weight < 0:
+            raise ValueError(
+                f"decode hparam phoneme_weight must be >= 0, got {self.phoneme_weight}."
             )
         if self.word_confidence_exponent < 0:
             raise ValueError(
@@ -193,9 +201,17 @@ class DecodeConfig:
                 "this one was trained without one (train with hparam ctc_loss_weight > 0), "
                 "so decode with ctc_weight=0."
             )
-        if config.lm_weight > 0 and config.ctc_weight >= 1.0:
+        for name in ("lm_weight", "phoneme_weight"):
+            if getattr(config, name) > 0 and config.ctc_weight >= 1.0:
+                raise ValueError(
+                    f"decode hparam {name} needs a beam search; ctc_weight=1 is CTC greedy "
+                    "decoding, which has none (use ctc_weight < 1)."
+                )
+        if config.phoneme_weight > 0 and not model.hears_phonemes_at_the_end():
             raise ValueError(
-                "decode hparam lm_weight needs a beam search; ctc_weight=1 is CTC greedy "
-                "decoding, which has none (use ctc_weight < 1)."
+                f"decode hparam phoneme_weight={config.phoneme_weight} needs a model with a "
+                "phoneme CTC head on its last encoder layer (trained with hparams "
+                "phoneme_ctc_weight > 0 and phoneme_ctc_layer=0); decode this one with "
+                "phoneme_weight=0."
             )
         return config

@@ -85,3 +85,22 @@ class AuxiliaryHeads:
         if self.ctc_projection is None:
             raise ValueError("ctc_log_probs needs a model built with ctc_head=True.")
         return ops.log_softmax(ops.cast(self.ctc_projection(memory), "float32"), axis=-1)
+
+    def hears_phonemes_at_the_end(self) -> bool:
+        """Whether the model has a phoneme CTC head on its last encoder layer.
+
+        Its posteriors then come from `encode`'s output (`phoneme_log_probs`).
+        """
+        layer = self.config.phoneme_ctc_layer
+        return self.phoneme_projection is not None and layer == self.config.num_encoder_layers
+
+    def phoneme_log_probs(self, memory):
+        """float32 per-frame log posteriors of the phoneme CTC head `[batch, frames, phonemes]`
+        (blank is PAD_ID; `phoneme_ctc_hparams.PHONEMES` after the reserved ids),
+        from `encode`'s output."""
+        if not self.hears_phonemes_at_the_end():
+            raise ValueError(
+                "phoneme_log_probs needs a model with a phoneme CTC head on its last encoder "
+                "layer (hparams phoneme_ctc_weight > 0, phoneme_ctc_layer=0)."
+            )
+        return ops.log_softmax(ops.cast(self.phoneme_projection(memory), "float32"), axis=-1)

@@ -62,6 +62,7 @@ from t2t_lite.decoding.run_config import RunConfig
 from t2t_lite.decoding.search.language_model import load_language_model
 from t2t_lite.decoding.search.model_search import decode_cap, model_search
 from t2t_lite.decoding.search.phrase_bias import tf_phrase_features
+from t2t_lite.decoding.search.pronunciation_table import load_pronunciations
 from t2t_lite.decoding.timing.word_times import WordTimer, encoder_frame_seconds
 from t2t_lite.streaming.graph import StreamingGraph, can_stream, streaming_functions
 
@@ -122,6 +123,8 @@ class ServingModule(tf.Module):
             self.lm_variables = [
                 v if isinstance(v, tf.Variable) else v.value for v in lm.variables
             ]  # a Keras LM's variables wrap tf.Variables; an n-gram's are tf.Variables
+        if decode_config.phoneme_weight > 0:  # the lexicon the pronunciation scorer reads
+            self.pronunciation_variables = list(load_pronunciations().variables)
         if self._modality == "speech":
             self.max_input_frames = run_config.max_input_frames
             self.segment_seconds = segment_seconds(run_config, decode_config)

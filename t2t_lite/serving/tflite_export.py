@@ -183,6 +183,12 @@ def export_tflite(
             "lookups have no TFLite builtin: fuse it in the SavedModel (--format=saved_model) "
             "or export the .tflite without it."
         )
+    if decode_config.phoneme_weight > 0:
+        raise ValueError(
+            "decode hparam phoneme_weight looks words up in CMUdict, which has no TFLite "
+            "builtin: score pronunciations in the SavedModel (--format=saved_model) or "
+            "export the .tflite with phoneme_weight=0."
+        )
     if can_stream(model):  # refused before the slow conversions
         check_exported_final(decode_config)
     function, input_fields = _graph_and_input(model, run_config, decode_config, max_seconds)

@@ -8,6 +8,8 @@
 - CTC greedy decoding when `ctc_weight == 1` (no decoder loop at all);
 - with `lm_weight > 0`, a language model's log probabilities added to
   each extension's score (shallow fusion, `language_model.py`);
+- with `phoneme_weight > 0`, each finished word's CMUdict pronunciation
+  scored by the phoneme CTC head (`pronunciation_scorer.py`);
 - with `phrase_ids` and `phrase_boosts` in the features, bonuses for
   spelling the request's phrases (`phrase_bias.py`).
 
@@ -38,6 +40,8 @@ from t2t_lite.decoding.search.ctc_prefix_scorer import CtcPrefixScorer
 from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
 from t2t_lite.decoding.search.language_model import language_model_scorer
 from t2t_lite.decoding.search.phrase_bias import PhraseBiasScorer
+from t2t_lite.decoding.search.pronunciation_scorer import PronunciationScorer
+from t2t_lite.decoding.search.pronunciation_table import load_pronunciations
 from t2t_lite.decoding.search.scorer import WeightedScorer
 
 LENGTH_QUANTUM = 16
@@ -82,7 +86,8 @@ def model_search(
             every shape static (XLA, a TPU, TFLite); else a growing cache.
             Both stop at T2T's decode length.
         target_surfaces: the target encoder's `token_surfaces()`, which a
-            word n-gram LM (`lm_dir`) and a phrase list spell words from.
+            word n-gram LM (`lm_dir`), the pronunciation scorer and a phrase
+            list spell words from.
 
     Returns:
         `(ids [batch, beams, length] int32, scores [batch, beams] float32)`,
@@ -117,6 +122,17 @@ def model_search(
                 target_surfaces,
             )
             scorers.append(WeightedScorer(lm, decode_config.lm_weight))
+        if decode_config.phoneme_weight > 0.0:  # the lexicon, through the phoneme head
+            if target_surfaces is None:
+                raise ValueError("pronunciation scoring needs target_surfaces (a caller's bug).")
+            sounds = PronunciationScorer(
+                model.phoneme_log_probs(memory),
+                frames,
+                load_pronunciations(),
+                batch_size,
+                target_surfaces,
+            )
+            scorers.append(WeightedScorer(sounds, decode_config.phoneme_weight))
         if "phrase_ids" in features:  # the request's phrase list (hotwords)
             if target_surfaces is None:
                 raise ValueError("phrase biasing needs target_surfaces (a caller's bug).")

@@ -27,15 +27,10 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data.reserved_ids import EOS_ID
 from t2t_lite.decoding.search.scorer import Scorer, expand_to_beam_size, gather_beams
+from t2t_lite.decoding.search.word_prefixes import NO_WORD, WordPrefixes, spell_tf
 from t2t_lite.ngram import word_hash
 from t2t_lite.ngram.ngram_tables import NgramTables
-from t2t_lite.ngram.token_spelling import TokenSpelling
-
-# The state's prefix before a sentence's first word, where words carry their
-# space in their first token: that space ends no word.
-NO_WORD = word_hash.extend_np(np.full([1], word_hash.WORD_SEED), [-4])[0]
 
 
 class NgramTensors(tf.Module):
@@ -139,14 +134,6 @@ def load_ngram(lm_dir: str) -> NgramTensors:
         return _load(os.path.abspath(lm_dir))
 
 
-def spell_tf(prefixes: tf.Tensor, body: tf.Tensor, length: tf.Tensor) -> tf.Tensor:
-    """`prefixes` extended by each token's bytes (`body [..., longest]`, `length [...]`)."""
-    for depth in range(body.shape[-1]):
-        longer = word_hash.extend_tf(prefixes, body[..., depth])
-        prefixes = tf.where(depth < length, longer, prefixes)
-    return prefixes
-
-
 class WordNgramScorer(Scorer):
     """Scores every next token by a word n-gram with bigram lookahead.
 
@@ -166,11 +153,9 @@ class WordNgramScorer(Scorer):
     def __init__(self, tensors: NgramTensors, batch_size, surfaces: list[bytes]):
         self.lm = tensors
         self.batch_size = batch_size
-        spelling = TokenSpelling.of(surfaces)
-        self.spaces_lead = spelling.spaces_lead
-        vocab = np.arange(len(surfaces))
-        eos = vocab == EOS_ID
-        starts = spelling.starts_word & ~eos
+        self.words = WordPrefixes(surfaces)
+        spelling = self.words.spelling
+        eos, starts = self.words.is_eos_np, self.words.starts_np
         spellable = spelling.spellable(tensors.letters)
         spells = spelling.body_length > 0
         # Only ids that spell bytes of known words can extend a prefix into
@@ -188,33 +173,22 @@ class WordNgramScorer(Scorer):
         self.going_on_body = tf.constant(spelling.body[going_on])  # [C, longest]
         self.going_on_length = tf.constant(spelling.body_length[going_on])
         self.starting_prefix = tf.constant(spelling.start_prefix[starting])  # [S]
-        self.is_start = tf.constant(starts)
-        self.is_eos = tf.constant(eos)
-        self.body = tf.constant(spelling.body)  # [vocab, longest]
-        self.body_length = tf.constant(spelling.body_length)
-        self.start_prefix = tf.constant(spelling.start_prefix)
+        self.is_eos = self.words.is_eos
         self.starts_spelling = tf.constant(starts & spells)
 
     def initial_state(self, beam_size: int):
-        start = word_hash.WORD_SEED if not self.spaces_lead else NO_WORD
         history = tf.fill([self.batch_size, self.lm.order - 1], word_hash.BOS_WORD)
         return {
             "history": expand_to_beam_size(history, beam_size),  # [batch, beam, order - 1]
             # The current word so far (WORD_SEED: begun, nothing spelled).
-            "prefix": expand_to_beam_size(tf.fill([self.batch_size], start), beam_size),
+            "prefix": expand_to_beam_size(self.words.initial([self.batch_size]), beam_size),
             "paid": expand_to_beam_size(tf.zeros([self.batch_size]), beam_size),  # for it
         }
-
-    @staticmethod
-    def _spoken(prefix):
-        return tf.logical_and(
-            tf.not_equal(prefix, word_hash.WORD_SEED), tf.not_equal(prefix, NO_WORD)
-        )
 
     def _after_word(self, history, prefix):
         """The history after the current word (unchanged if there is none)."""
         shifted = tf.concat([history[..., 1:], prefix[..., None]], axis=-1)
-        return tf.where(self._spoken(prefix)[..., None], shifted, history)
+        return tf.where(self.words.spoken(prefix)[..., None], shifted, history)
 
     def _masses(self, previous, prefixes):
         """`prefix_mass` of `prefixes` `[batch, beam, n]`, and the OOV prefix's `[.., 1]`."""
@@ -224,15 +198,16 @@ class WordNgramScorer(Scorer):
 
     def score(self, state, alive_seq, step, candidates=None):
         history, prefix, paid = state["history"], state["prefix"], state["paid"]
-        spoken = self._spoken(prefix)
+        spoken = self.words.spoken(prefix)
         # Ending the current word: its n-gram probability less what was paid;
         # an empty word (a space after a space) costs an unknown word's.
         empty = tf.where(tf.equal(prefix, NO_WORD), 0.0, self.lm.oov_log_prob)
         word = tf.where(spoken, self.lm.log_prob(history, prefix) - paid, empty)
         after = self._after_word(history, prefix)
         # Continuing ids: the lookahead of each longer prefix, less what was paid.
-        base = tf.where(tf.equal(prefix, NO_WORD), word_hash.WORD_SEED, prefix)
-        longer = spell_tf(base[..., None], self.going_on_body, self.going_on_length)
+        longer = spell_tf(
+            self.words.base(prefix)[..., None], self.going_on_body, self.going_on_length
+        )
         parts = [self._masses(history[..., -1:], longer) - paid[..., None]]
         # Starting ids: the word's end, and the lookahead of the new word's start.
         shape = tf.concat([tf.shape(prefix), tf.shape(self.starting_prefix)], 0)
@@ -249,13 +224,9 @@ class WordNgramScorer(Scorer):
         history = gather_beams(state["history"], parents)
         prefix = gather_beams(state["prefix"], parents)
         tokens = tf.cast(tokens, tf.int32)
-        starts = tf.gather(self.is_start, tokens)
-        ends = tf.logical_or(starts, tf.gather(self.is_eos, tokens))  # [batch, beam]
-        base = tf.where(tf.equal(prefix, NO_WORD), word_hash.WORD_SEED, prefix)
-        longer = spell_tf(base, tf.gather(self.body, tokens), tf.gather(self.body_length, tokens))
+        ends = self.words.ends(tokens)  # [batch, beam]
         history = tf.where(ends[..., None], self._after_word(history, prefix), history)
-        prefix = tf.where(starts, tf.gather(self.start_prefix, tokens), longer)
-        prefix = tf.where(tf.gather(self.is_eos, tokens), word_hash.WORD_SEED, prefix)
+        prefix = self.words.after(prefix, tokens)
         pays = tf.logical_or(~ends, tf.gather(self.starts_spelling, tokens))
         return {
             "history": history,

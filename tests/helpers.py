@@ -361,3 +361,14 @@ def generate_from_tree(problem, root: pathlib.Path, tree: pathlib.Path) -> str:
     (root / "raw" / "LibriSpeech").symlink_to(tree / "LibriSpeech")
     problem.generate_data(str(root / "data"), str(root / "raw"))
     return str(root / "data")
+
+
+def spelled_score(scorer, tokens: list[int]) -> tuple[float, list[float]]:
+    """The scorer's summed score of one hypothesis spelled token by token."""
+    state, steps = scorer.initial_state(1), []
+    for step, token in enumerate(tokens):
+        scores, new_state = scorer.score(state, None, step)
+        steps.append(float(scores[0, 0, token]))
+        chosen = tf.constant([[token]], tf.int32)
+        state = scorer.select(state, new_state, tf.zeros([1, 1], tf.int32), chosen, chosen)
+    return sum(steps), steps

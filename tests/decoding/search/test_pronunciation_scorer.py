@@ -15,6 +15,7 @@ from t2t_lite.decoding.search.pronunciation_scorer import PronunciationScorer
 from t2t_lite.decoding.search.pronunciation_table import PronunciationTable, load_pronunciations
 from t2t_lite.decoding.search.scorer import Scorer, WeightedScorer
 from t2t_lite.models.transformer import Transformer
+from tests.helpers import spelled_score
 
 ENCODER = ByteTextEncoder()
 SURFACES = ENCODER.token_surfaces()
@@ -50,17 +51,6 @@ def ctc_log_prob(log_probs, labels: list[int]) -> float:
         blank_index=0,
     )
     return -float(loss[0])
-
-
-def spelled_score(scorer, tokens: list[int]) -> tuple[float, list[float]]:
-    """The scorer's summed score of one hypothesis spelled token by token."""
-    state, steps = scorer.initial_state(1), []
-    for step, token in enumerate(tokens):
-        scores, new_state = scorer.score(state, None, step)
-        steps.append(float(scores[0, 0, token]))
-        chosen = tf.constant([[token]], tf.int32)
-        state = scorer.select(state, new_state, tf.zeros([1, 1], tf.int32), chosen, chosen)
-    return sum(steps), steps
 
 
 def scorer(log_probs, surfaces=SURFACES):

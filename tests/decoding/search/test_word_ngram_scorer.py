@@ -13,7 +13,7 @@ from t2t_lite.decoding.search.word_ngram_scorer import NgramTensors, WordNgramSc
 from t2t_lite.ngram import word_hash
 from t2t_lite.ngram.kneser_ney import build_kneser_ney
 from t2t_lite.ngram.sentence_words import word_stream
-from tests.helpers import CTC_BEAM_DECODE, run_command
+from tests.helpers import CTC_BEAM_DECODE, run_command, spelled_score
 from tests.serving.runs import pad_rows, speech_features, tone_and_noise
 
 ENCODER = ByteTextEncoder()
@@ -47,17 +47,6 @@ def sentence_log_prob(tables, text: str) -> float:
             for i in range(2, len(hashes))
         )
     )
-
-
-def spelled_score(scorer, tokens: list[int]) -> tuple[float, list[float]]:
-    """The scorer's summed score of one hypothesis spelled token by token."""
-    state, steps = scorer.initial_state(1), []
-    for step, token in enumerate(tokens):
-        scores, new_state = scorer.score(state, None, step)
-        steps.append(float(scores[0, 0, token]))
-        chosen = tf.constant([[token]], tf.int32)
-        state = scorer.select(state, new_state, tf.zeros([1, 1], tf.int32), chosen, chosen)
-    return sum(steps), steps
 
 
 @pytest.mark.parametrize("text", ["the cat sat", "a dog ran on the mat", "the qzx sat", "zzz"])

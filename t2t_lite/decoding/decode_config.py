@@ -67,9 +67,10 @@ class DecodeConfig:
             (`search/language_model.py`).
         lm_weight: the LM's share: `lm_weight * log P_LM` is added to each
             extension's score; 0 leaves the search as it is without an LM.
-        phoneme_weight: the share of each finished word's pronunciation as
-            the phoneme CTC head hears it (`pronunciation_scorer.py`); needs a
-            model with a phoneme head on its last encoder layer and CMUdict.
+        phoneme_weight: > 0: the beams are re-ranked by their score plus this
+            times the phoneme CTC head's log probability of their words'
+            CMUdict pronunciations (`pronunciation_rescorer.py`); needs a
+            model with a phoneme head on its last encoder layer, and CMUdict.
         hotwords_file: a phrase list to bias the search towards, one phrase
             per line, `PHRASE :BOOST` to set one's boost (`phrase_bias.py`).
         hotword_boost: the bonus per matched token of a phrase without one.

@@ -153,19 +153,7 @@ class CtcPrefixScorer(Scorer):
     def select(self, state, new_state, parents, columns, tokens):
         return {k: gather_candidates(v, parents, columns) for k, v in new_state.items()}
 
-    def sequence_score(self, r: tf.Tensor) -> tf.Tensor:
-        """log p(exactly the prefix) from its forward variables `r [batch, beam, 2, frames]`.
-
-        Every real frame consumed; an item with no frames emits only "".
-        """
-        r_n, r_b = tf.unstack(r, axis=2)
-        last_frame = tf.maximum(self.lengths - 1, 0)
-        whole = tf.gather(_log_add_exp(r_n, r_b), last_frame, axis=2, batch_dims=1)
-        return tf.where(tf.expand_dims(self.lengths > 0, 1), whole, 0.0)  # [batch, beam]
-
-    def extend(
-        self, state: dict, candidates: tf.Tensor, step, empty: tf.Tensor | None = None
-    ) -> tuple[tf.Tensor, tf.Tensor]:
+    def extend(self, state: dict, candidates: tf.Tensor, step) -> tuple[tf.Tensor, tf.Tensor]:
         """Prefix scores of each hypothesis extended by each candidate token.
 
         Args:
@@ -173,8 +161,6 @@ class CtcPrefixScorer(Scorer):
                 `[batch, beam]` hypotheses (all of length `step`).
             candidates: int32 `[batch, beam, k]` token ids.
             step: scalar int, the length of the hypotheses (0: empty prefix).
-            empty: None, or bool `[batch, beam]`: which prefixes are empty,
-                where they differ in length (`step` is then not read).
 
         Returns:
             `(psi [batch, beam, k], r [batch, beam, k, 2, frames])`: the log
@@ -195,13 +181,7 @@ class CtcPrefixScorer(Scorer):
         # A repeated label needs a blank between its two emissions.
         repeat = tf.expand_dims(tf.equal(candidates, tf.expand_dims(state["last"], 2)), 3)
         phi = tf.where(repeat, tf.expand_dims(r_b, 2), tf.expand_dims(r_sum, 2))  # [b, beam, k, t]
-        if empty is None:
-            phi_before = _shift_right(phi, tf.where(tf.equal(step, 0), 0.0, LOG_ZERO))
-        else:  # phi[-1] = 0 where the prefix is empty
-            at_start = tf.logical_and(
-                empty[:, :, None, None], tf.equal(tf.range(tf.shape(phi)[-1]), 0)
-            )
-            phi_before = tf.where(at_start, 0.0, _shift_right(phi, LOG_ZERO))
+        phi_before = _shift_right(phi, tf.where(tf.equal(step, 0), 0.0, LOG_ZERO))
 
         new_n = _linear_recurrence(x_c, phi_before)
         new_b = _linear_recurrence(x_blank + tf.zeros_like(x_c), _shift_right(new_n, LOG_ZERO))
@@ -209,7 +189,9 @@ class CtcPrefixScorer(Scorer):
         mask = tf.expand_dims(tf.expand_dims(self.frame_mask, 1), 1)  # [batch, 1, 1, frames]
         psi = tf.reduce_logsumexp(tf.where(mask, phi_before + x_c, LOG_ZERO), axis=-1)
         # EOS: the prefix itself, every real frame consumed.
-        whole = self.sequence_score(state["r"])
+        last_frame = tf.maximum(self.lengths - 1, 0)
+        whole = tf.gather(r_sum, last_frame, axis=2, batch_dims=1)  # [batch, beam]
+        whole = tf.where(tf.expand_dims(self.lengths > 0, 1), whole, 0.0)  # no frames: "" only
         psi = tf.where(tf.equal(candidates, self.eos_id), tf.expand_dims(whole, 2), psi)
         psi = tf.where(tf.equal(candidates, self.blank_id), LOG_ZERO, psi)
         return psi, tf.stack([new_n, new_b], axis=3)

@@ -8,8 +8,8 @@
 - CTC greedy decoding when `ctc_weight == 1` (no decoder loop at all);
 - with `lm_weight > 0`, a language model's log probabilities added to
   each extension's score (shallow fusion, `language_model.py`);
-- with `phoneme_weight > 0`, each finished word's CMUdict pronunciation
-  scored by the phoneme CTC head (`pronunciation_scorer.py`);
+- with `phoneme_weight > 0`, the beams re-ranked by how well the phoneme
+  CTC head hears their words' CMUdict pronunciations (`pronunciation_rescorer.py`);
 - with `phrase_ids` and `phrase_boosts` in the features, bonuses for
   spelling the request's phrases (`phrase_bias.py`).
 
@@ -40,7 +40,7 @@ from t2t_lite.decoding.search.ctc_prefix_scorer import CtcPrefixScorer
 from t2t_lite.decoding.search.decoder_scorer import DecoderScorer
 from t2t_lite.decoding.search.language_model import language_model_scorer
 from t2t_lite.decoding.search.phrase_bias import PhraseBiasScorer
-from t2t_lite.decoding.search.pronunciation_scorer import PronunciationScorer
+from t2t_lite.decoding.search.pronunciation_rescorer import PronunciationRescorer
 from t2t_lite.decoding.search.pronunciation_table import load_pronunciations
 from t2t_lite.decoding.search.scorer import WeightedScorer
 
@@ -86,8 +86,8 @@ def model_search(
             every shape static (XLA, a TPU, TFLite); else a growing cache.
             Both stop at T2T's decode length.
         target_surfaces: the target encoder's `token_surfaces()`, which a
-            word n-gram LM (`lm_dir`), the pronunciation scorer and a phrase
-            list spell words from.
+            word n-gram LM (`lm_dir`), the pronunciation rescorer and a
+            phrase list spell words from.
 
     Returns:
         `(ids [batch, beams, length] int32, scores [batch, beams] float32)`,
@@ -122,17 +122,6 @@ def model_search(
                 target_surfaces,
             )
             scorers.append(WeightedScorer(lm, decode_config.lm_weight))
-        if decode_config.phoneme_weight > 0.0:  # the lexicon, through the phoneme head
-            if target_surfaces is None:
-                raise ValueError("pronunciation scoring needs target_surfaces (a caller's bug).")
-            sounds = PronunciationScorer(
-                model.phoneme_log_probs(memory),
-                frames,
-                load_pronunciations(),
-                batch_size,
-                target_surfaces,
-            )
-            scorers.append(WeightedScorer(sounds, decode_config.phoneme_weight))
         if "phrase_ids" in features:  # the request's phrase list (hotwords)
             if target_surfaces is None:
                 raise ValueError("phrase biasing needs target_surfaces (a caller's bug).")
@@ -155,6 +144,13 @@ def model_search(
             vocab_size=model.target_vocab_size,
             alpha=decode_config.alpha,
         )
+        if decode_config.phoneme_weight > 0.0:  # the lexicon, through the phoneme head
+            if target_surfaces is None:
+                raise ValueError("pronunciation rescoring needs target_surfaces (a caller's bug).")
+            rescorer = PronunciationRescorer(load_pronunciations(), target_surfaces)
+            ids, scores = rescorer(
+                ids, scores, model.phoneme_log_probs(memory), frames, decode_config.phoneme_weight
+            )
     if "inputs_length" in features:  # no speech: the empty transcript
         empty = tf.reshape(tf.cast(features["inputs_length"], tf.int32), [-1]) <= 0
         ids = tf.where(tf.reshape(empty, [-1, 1, 1]), 0, ids)

@@ -83,19 +83,16 @@ class PronunciationRescorer:
         )
         return tf.transpose(finished)
 
-    def phonemes(self, ids: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        """`(labels int32 [n, longest], lengths int32 [n])`: each row's words' phonemes."""
+    def phonemes(self, ids: tf.Tensor) -> tf.RaggedTensor:
+        """int32 `[n, (phonemes)]`: each row's words' phonemes."""
         words = self.finished_words(ids)  # [n, positions]
         pronunciations, lengths = self.table.lookup(words)  # [n, positions, P], [n, positions]
         said = tf.range(self.table.longest) < lengths[..., None]
         said = tf.logical_and(said, tf.not_equal(words, _NO_WORD_HERE)[..., None])
         rows = tf.shape(ids)[0]
-        ragged = tf.ragged.boolean_mask(
+        return tf.ragged.boolean_mask(
             tf.reshape(pronunciations, [rows, -1]), tf.reshape(said, [rows, -1])
         )
-        # One padding column at least: TF's CTC kernel refuses labels [n, 0].
-        labels = tf.pad(ragged.to_tensor(default_value=PAD_ID), [[0, 0], [0, 1]])
-        return labels, tf.cast(ragged.row_lengths(), tf.int32)
 
     def log_probs(self, ids, phoneme_log_probs, frames) -> tf.Tensor:
         """float32 `[batch, beams]`: log p_ctc(each beam's phonemes).
@@ -106,21 +103,47 @@ class PronunciationRescorer:
             frames: int `[batch]`, each item's real frames.
         """
         batch, beams = shape_list(ids)[:2]
-        labels, lengths = self.phonemes(merge_beam_dim(ids))
+        labels = self.phonemes(merge_beam_dim(ids))
+        lengths = tf.cast(labels.row_lengths(), tf.int32)
         posteriors = tf.repeat(tf.cast(phoneme_log_probs, tf.float32), beams, axis=0)
         frames = tf.repeat(tf.cast(frames, tf.int32), beams, axis=0)
-        loss = tf.nn.ctc_loss(
-            labels,
-            posteriors,
-            label_length=lengths,
-            logit_length=frames,
-            logits_time_major=False,
-            blank_index=PAD_ID,
+        # CTC needs a blank between two equal labels: the frames a row needs.
+        repeats = tf.reduce_sum(tf.cast(tf.equal(labels[:, 1:], labels[:, :-1]), tf.int32), axis=1)
+        possible = lengths + repeats <= frames
+        # TF's CTC kernel (the dense-label path runs in Python ops, ~100x
+        # slower) wants blank last, a label in every row and enough frames:
+        # rows without get one spoken noise and are replaced below.
+        fed = tf.logical_and(lengths > 0, possible)
+        rows = labels.value_rowids()
+        kept = tf.gather(fed, rows)
+        stand_ins = tf.where(tf.logical_not(fed))[:, 0]
+        rows = tf.concat([tf.boolean_mask(rows, kept), stand_ins], 0)
+        values = tf.concat(
+            [
+                tf.boolean_mask(labels.flat_values, kept),
+                tf.fill(tf.shape(stand_ins), self.table.spoken_noise),
+            ],
+            0,
         )
-        # No words: every real frame blank (TF's loss wants a label).
+        order = tf.argsort(rows, stable=True)
+        labels = tf.RaggedTensor.from_value_rowids(
+            tf.gather(values, order) - 1,  # blank (0) moves last
+            tf.gather(rows, order),
+            nrows=tf.shape(lengths, out_type=tf.int64)[0],
+        )
+        blank_last = tf.concat([posteriors[:, :, PAD_ID + 1 :], posteriors[:, :, :1]], axis=2)
+        loss = tf.compat.v1.nn.ctc_loss(
+            labels.to_sparse(),
+            blank_last,
+            tf.maximum(frames, 1),
+            time_major=False,
+            ignore_longer_outputs_than_inputs=True,
+        )
+        # No words: every real frame blank.
         real = tf.sequence_mask(frames, tf.shape(posteriors)[1])
         silent = tf.reduce_sum(tf.where(real, posteriors[:, :, PAD_ID], 0.0), axis=1)
         log_p = tf.where(lengths > 0, -loss, silent)
+        log_p = tf.where(tf.logical_or(possible, lengths == 0), log_p, IMPOSSIBLE)
         log_p = tf.where(tf.math.is_finite(log_p), tf.maximum(log_p, IMPOSSIBLE), IMPOSSIBLE)
         return tf.reshape(log_p, [batch, beams])
 

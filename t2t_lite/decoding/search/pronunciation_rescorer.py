@@ -111,26 +111,13 @@ class PronunciationRescorer:
         repeats = tf.reduce_sum(tf.cast(tf.equal(labels[:, 1:], labels[:, :-1]), tf.int32), axis=1)
         possible = lengths + repeats <= frames
         # TF's CTC kernel (the dense-label path runs in Python ops, ~100x
-        # slower) wants blank last, a label in every row and enough frames:
-        # rows without get one spoken noise and are replaced below.
-        fed = tf.logical_and(lengths > 0, possible)
-        rows = labels.value_rowids()
-        kept = tf.gather(fed, rows)
-        stand_ins = tf.where(tf.logical_not(fed))[:, 0]
-        rows = tf.concat([tf.boolean_mask(rows, kept), stand_ins], 0)
-        values = tf.concat(
-            [
-                tf.boolean_mask(labels.flat_values, kept),
-                tf.fill(tf.shape(stand_ins), self.table.spoken_noise),
-            ],
-            0,
+        # slower) wants blank last and a label in every row: a row without
+        # words gets one spoken noise, and its score is replaced below.
+        wordless = tf.cast(lengths == 0, tf.int32)
+        stand_ins = tf.RaggedTensor.from_row_lengths(
+            tf.fill([tf.reduce_sum(wordless)], self.table.spoken_noise), tf.cast(wordless, tf.int64)
         )
-        order = tf.argsort(rows, stable=True)
-        labels = tf.RaggedTensor.from_value_rowids(
-            tf.gather(values, order) - 1,  # blank (0) moves last
-            tf.gather(rows, order),
-            nrows=tf.shape(lengths, out_type=tf.int64)[0],
-        )
+        labels = tf.concat([labels, stand_ins], axis=1) - 1  # blank (0) moves last
         blank_last = tf.concat([posteriors[:, :, PAD_ID + 1 :], posteriors[:, :, :1]], axis=2)
         loss = tf.compat.v1.nn.ctc_loss(
             labels.to_sparse(),
@@ -143,8 +130,8 @@ class PronunciationRescorer:
         real = tf.sequence_mask(frames, tf.shape(posteriors)[1])
         silent = tf.reduce_sum(tf.where(real, posteriors[:, :, PAD_ID], 0.0), axis=1)
         log_p = tf.where(lengths > 0, -loss, silent)
-        log_p = tf.where(tf.logical_or(possible, lengths == 0), log_p, IMPOSSIBLE)
-        log_p = tf.where(tf.math.is_finite(log_p), tf.maximum(log_p, IMPOSSIBLE), IMPOSSIBLE)
+        # The kernel scores a row it cannot align 0: it is IMPOSSIBLE.
+        log_p = tf.where(possible, tf.maximum(log_p, IMPOSSIBLE), IMPOSSIBLE)
         return tf.reshape(log_p, [batch, beams])
 
     def __call__(self, ids, scores, phoneme_log_probs, frames, weight: float):

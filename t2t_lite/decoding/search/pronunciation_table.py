@@ -17,22 +17,15 @@ import tensorflow as tf
 
 from t2t_lite.data.phoneme_ctc_hparams import SPOKEN_NOISE, phoneme_id
 from t2t_lite.data.phoneme_targets import INSTALL_HINT, LexiconError, read_lexicon
-from t2t_lite.ngram import word_hash
-from t2t_lite.ngram.token_spelling import byte_ids
+from t2t_lite.ngram.token_spelling import TokenSpelling
 
 
 def word_hashes(words: list[str]) -> np.ndarray:
-    """int64 `word_hash` of each word's UTF-8 bytes, as the search spells them."""
-    spelled = [byte_ids(word.encode("utf-8")) for word in words]
-    longest = max((len(ids) for ids in spelled), default=0)
-    lengths = np.array([len(ids) for ids in spelled])
-    padded = np.zeros([len(spelled), longest], np.int64)
-    for row, ids in enumerate(spelled):
-        padded[row, : len(ids)] = ids
-    hashes = np.full(len(spelled), word_hash.WORD_SEED, np.int64)
-    for depth in range(longest):
-        hashes = np.where(depth < lengths, word_hash.extend_np(hashes, padded[:, depth]), hashes)
-    return hashes
+    """int64 `word_hash` of each word's UTF-8 bytes, as the search spells them.
+
+    A word read as a token that starts one (`TokenSpelling.start_prefix`).
+    """
+    return TokenSpelling.of([b" " + word.encode("utf-8") for word in words]).start_prefix
 
 
 class PronunciationTable(tf.Module):

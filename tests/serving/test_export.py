@@ -42,6 +42,7 @@ from tests.helpers import (
 )
 from tests.serving.runs import (
     SAMPLE_RATE,
+    SPEECH_HPARAMS,
     Run,
     export_version,
     pad_rows,
@@ -621,6 +622,28 @@ def test_sentencepiece_targets_export_and_detokenize_in_the_graph(tmp_path, no_n
         )
         assert [text.decode() for text in outputs["outputs"].numpy()] == expected, phrase
     np.testing.assert_allclose(outputs["scores"].numpy(), plain_scores, rtol=1e-4, atol=1e-4)
+
+
+def test_the_pronunciation_rescorer_runs_in_the_savedmodel(tmp_path):
+    """A run with a phoneme CTC head on its last layer exports with
+    `phoneme_weight`: the SavedModel holds CMUdict's table and gives the
+    decoder's rescored transcripts and scores (which the weight changes)."""
+    run = train_speech_run(tmp_path / "run", f"{SPEECH_HPARAMS},phoneme_ctc_weight=0.3", steps=40)
+    trained = trained_model.TrainedRun.of(run.output_dir, run.problem)
+    rescored = f"{CTC_BEAM_DECODE},phoneme_weight=0.5"
+    path = export.export_run(trained, str(tmp_path / "export"), DecodeConfig.parse(rescored))
+
+    waveforms = list(tone_and_noise().values())
+    features = speech_features(waveforms, run.hparams)
+    texts, scores = reference_decode(run, features, rescored)
+    _, plain_scores = reference_decode(run, features, CTC_BEAM_DECODE)
+    assert np.all(np.abs(scores - plain_scores) > 1e-3)  # each best beam's sounds were scored
+    outputs = tf.saved_model.load(path).signatures["serving_default"](
+        waveform=tf.constant(pad_rows(waveforms, np.float32)),
+        waveform_length=tf.constant([len(w) for w in waveforms], tf.int32),
+    )
+    assert [text.decode() for text in outputs["outputs"].numpy()] == texts
+    np.testing.assert_allclose(outputs["scores"].numpy(), scores, rtol=1e-4, atol=1e-4)
 
 
 # -- the command line -----------------------------------------------------------------

@@ -129,9 +129,13 @@ class StreamingBoundaryHead:
     def _conv(layer, inputs):
         """A "same" `Conv1D` layer's kernel, bias and activation, without its padding.
 
-        The window carries the frames either side.
+        The window carries the frames either side. TF's convolution, not
+        `ops.conv`: a step that completes no frame has a window shorter than
+        the kernel, whose empty output `ops.conv` refuses in eager mode.
         """
-        outputs = ops.conv(ops.cast(inputs, layer.compute_dtype), layer.kernel, padding="valid")
+        outputs = tf.nn.convolution(
+            ops.cast(inputs, layer.compute_dtype), layer.kernel, padding="VALID"
+        )
         return ops.cast(layer.activation(ops.add(outputs, layer.bias)), "float32")
 
 

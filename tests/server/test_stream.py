@@ -148,6 +148,10 @@ def _stream_audio() -> tuple[np.ndarray, list[tuple[float, float]]]:
 def streaming(tmp_path_factory):
     """t2t-lite-serve on an export (80 ms chunks) of a tiny streaming model."""
     directory = tmp_path_factory.mktemp("stream_serve")
+    # Seed-sensitive: at make_run's seed 1 it says "hi" for the tone on the
+    # EPYC and Xeon CI machines; at seeds 3, 5 and 6 (EPYC, 2026-12-03) it
+    # says "no" for a tone that starts a stream, and training on bare clips
+    # too fixed those seeds but moved the exact utterance times below.
     run = train_speech_run(directory / "run", STREAMING_HPARAMS, steps=200, silence=0.5)
     trained = TrainedRun.of(run.output_dir, run.problem)
     export_dir = str(directory / "export")

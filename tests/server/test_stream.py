@@ -24,8 +24,10 @@ import pytest
 import soundfile
 
 from t2t_lite.data.audio_io import StreamResampler, resample
+from t2t_lite.decoding.audio.transcriber import WaveformTranscriber
 from t2t_lite.decoding.checkpoints.trained_model import TrainedRun
 from t2t_lite.decoding.decode_config import DecodeConfig
+from t2t_lite.decoding.search.model_search import decode_cap
 from t2t_lite.decoding.timing.subtitles import TimedWord
 from t2t_lite.server.app_state import ServerConfig
 from t2t_lite.server.full_context_stream import FullContextStream
@@ -33,6 +35,7 @@ from t2t_lite.server.speech_model import Transcript
 from t2t_lite.serving import export
 from t2t_lite.streaming.driver import stream_recording
 from t2t_lite.streaming.endpoint import Endpoint, EndpointRules
+from t2t_lite.streaming.recognizer import StreamingRecognizer
 from tests.helpers import CTC_BEAM_DECODE
 from tests.server.served import free_port, metric, request, serving
 from tests.serving.runs import (
@@ -144,27 +147,75 @@ def _stream_audio() -> tuple[np.ndarray, list[tuple[float, float]]]:
     return audio, [(first, first + 1.0), (second, second + 1.0)]
 
 
+# The streaming fixture's export: 80 ms chunks; utterances end at 1.92 s (the
+# first 80 ms step past 1.9 s): the rule every model meets, as the tiny
+# model's CTC head is not peaky enough to give blanks. That rule comes with
+# the export; the silence rule from the server's flag.
+STREAM_DECODE = f"{CTC_BEAM_DECODE},chunk_frames=2,endpoint_max_utterance_seconds=1.9"
+STREAM_SILENCE_SECONDS = 0.5
+SEEDS_TRIED = (1, 2, 3, 4, 5, 6)
+
+
+def _tones_around_digital_silence() -> np.ndarray:
+    """A tone, 0.8 s of exact zeros, a tone."""
+    tone = tone_and_noise()["hi"]
+    return np.concatenate([tone, np.zeros(int(0.8 * SAMPLE_RATE), np.float32), tone])
+
+
+def _streams_as_served(run) -> list[tuple[list[str], set[int]]]:
+    """What the server's streams of the tests' two-tone recordings would give
+    with `run`, stepped in-process as the export steps them (the Python
+    recognizer, the same driver and endpoint rules): each one's finals and
+    the utterances with a partial that said something."""
+    config = DecodeConfig.parse(
+        f"{STREAM_DECODE},endpoint_silence_seconds={STREAM_SILENCE_SECONDS}"
+    )
+    encoder = run.encoders["targets"]
+    transcriber = WaveformTranscriber(
+        run.model, run.run_config, config, decode_cap(run.run_config, config), encoder
+    )
+    recognizer = StreamingRecognizer(run.model, run.run_config, config, encoder, 2, transcriber)
+
+    def streamed(audio):
+        steps = []
+        finals = stream_recording(recognizer, audio, on_step=lambda step, _: steps.append(step))
+        return finals, {step.utterance for step in steps if step.partial}
+
+    return [streamed(audio) for audio in (_stream_audio()[0], _tones_around_digital_silence())]
+
+
 @pytest.fixture(scope="module")
 def streaming(tmp_path_factory):
-    """t2t-lite-serve on an export (80 ms chunks) of a tiny streaming model."""
+    """t2t-lite-serve on an export (80 ms chunks) of a tiny streaming model.
+
+    A 200-step model's CTC head is barely peaky, and whether its streamed
+    partial hears a tone that starts a stream depends on its initial
+    weights and the CPU's numerics: on an EPYC (2026-12-03) only seed 1 of
+    seeds 1-6 passes the check below, at 200 or 600 steps, with or without
+    a bare tone in training (and seed 1 of 1-3 with 64 units, 2 layers). The
+    server's tests test the server, so the fixture serves the first seed
+    whose model streams both tests' recordings as "hi", "hi" in-process,
+    each utterance with a partial, and fails once, saying what each seed
+    heard, if none does (rather than as four tests' server-side symptoms).
+    """
     directory = tmp_path_factory.mktemp("stream_serve")
-    # Seed-sensitive: at make_run's seed 1 it says "hi" for the tone on the
-    # EPYC and Xeon CI machines; at seeds 3, 5 and 6 (EPYC, 2026-12-03) it
-    # says "no" for a tone that starts a stream, and training on bare clips
-    # too fixed those seeds but moved the exact utterance times below.
-    # `tones_over_floors` (with or without the bare tone, 200 or 500 steps,
-    # a 440/1320 Hz two-part tone) fails elsewhere: the streamed partial stays
-    # empty (its final alone says "hi"), so the server hears no speech. A
-    # robust fixture likely checks its model in-process and tries another seed.
-    run = train_speech_run(directory / "run", STREAMING_HPARAMS, steps=200, silence=0.5)
+    wanted, tried = [(["hi", "hi"], {0, 1})] * 2, {}
+    for seed in SEEDS_TRIED:
+        run = train_speech_run(
+            directory / f"run{seed}", STREAMING_HPARAMS, steps=200, silence=0.5, seed=seed
+        )
+        tried[seed] = _streams_as_served(run)
+        if tried[seed] == wanted:
+            break
+    else:
+        pytest.fail(
+            f"no tiny streaming model streamed two tones as {wanted} per recording: {tried}"
+        )
     trained = TrainedRun.of(run.output_dir, run.problem)
     export_dir = str(directory / "export")
-    # Utterances end at 1.92 s (the first 80 ms step past 1.9 s): the rule every
-    # model meets; the tiny model's CTC head is not peaky enough to give blanks.
-    # That rule comes with the export; the silence rule from the server's flag.
-    decode_hparams = f"{CTC_BEAM_DECODE},chunk_frames=2,endpoint_max_utterance_seconds=1.9"
-    export.export_run(trained, export_dir, DecodeConfig.parse(decode_hparams), 1)
-    flags = ("--endpoint_silence_seconds=0.5", "--max_streams=2", "--max_wait_ms=50")
+    export.export_run(trained, export_dir, DecodeConfig.parse(STREAM_DECODE), 1)
+    silence = f"--endpoint_silence_seconds={STREAM_SILENCE_SECONDS}"
+    flags = (silence, "--max_streams=2", "--max_wait_ms=50")
     with serving(export_dir, *flags) as url:
         yield url
 
@@ -271,8 +322,7 @@ def test_digital_silence_after_speech_ends_the_utterance(streaming):
     """Exact zeros never reach the encoder (the featurization trims them), so
     they count as the endpoint's silence directly; the cut falls a quarter
     second (half the endpoint's 0.5 s) after the speech."""
-    tone = tone_and_noise()["hi"]
-    audio = np.concatenate([tone, np.zeros(int(0.8 * SAMPLE_RATE), np.float32), tone])
+    audio = _tones_around_digital_silence()
     start = {"type": "start", "sample_rate": SAMPLE_RATE, "format": "f32le"}
     chunks = [audio[i : i + 1600].astype("<f4").tobytes() for i in range(0, audio.size, 1600)]
     received, closed = asyncio.run(_converse(streaming, start, [*chunks, {"type": "end"}]))

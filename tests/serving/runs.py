@@ -116,10 +116,13 @@ def text_features(texts: list[str], encoder) -> dict:
     return {"inputs": pad_rows([np.array(encoder.encode(t) + [1]) for t in texts], np.int32)}
 
 
-def make_run(directory, problem, hparams, features: dict, steps: int, data_dir=None) -> Run:
-    """Trains `steps` steps on one batch and saves a run like the trainer's
-    (`data_dir`: where the problem's vocabulary is, if it has one to read)."""
-    keras.utils.set_random_seed(1)
+def make_run(
+    directory, problem, hparams, features: dict, steps: int, data_dir=None, seed: int = 1
+) -> Run:
+    """Trains `steps` steps on one batch from weights drawn at `seed` and saves
+    a run like the trainer's (`data_dir`: where the problem's vocabulary is,
+    if it has one to read)."""
+    keras.utils.set_random_seed(seed)
     problem_name = problem.name
     output_dir = str(directory)
     run_dir.save_or_check_hparams(output_dir, hparams)
@@ -195,6 +198,7 @@ def train_speech_run(
     clips: list[tuple[str, np.ndarray]] | None = None,
     problem_name: str = "librispeech",
     data_dir: str | None = None,
+    seed: int = 1,
 ) -> Run:
     """A speech model trained to say "hi" for a tone and "no" for noise:
     on `clips` (text, waveform), by default `floored_clips(silence)` (a
@@ -203,7 +207,8 @@ def train_speech_run(
 
     Hparams that want a normalization prior get the clips' statistics, as
     the trainer gives them its training data's. `problem_name` is a
-    LibriSpeech problem; `data_dir` holds its vocabulary if it has one.
+    LibriSpeech problem; `data_dir` holds its vocabulary if it has one;
+    `seed` draws the initial weights.
     """
     clips = floored_clips(silence) if clips is None else clips
     texts, waveforms = zip(*clips, strict=True)
@@ -216,7 +221,7 @@ def train_speech_run(
     features = speech_features(list(waveforms), hparams)
     encoder = problem.feature_encoders(data_dir)["targets"]
     features["targets"] = pad_rows([np.array(encoder.encode(t) + [1]) for t in texts], np.int32)
-    return make_run(directory, problem, hparams, features, steps, data_dir)
+    return make_run(directory, problem, hparams, features, steps, data_dir, seed)
 
 
 def train_lm_run(directory, sentences: list[str], steps: int = 40) -> Run:

@@ -39,6 +39,7 @@ from t2t_lite.server.app_state import (
 from t2t_lite.server.audio_request import BadAudio, parse_content_type, request_audio
 from t2t_lite.server.batcher import DynamicBatcher
 from t2t_lite.server.page import add_page_routes
+from t2t_lite.server.request_hotwords import BadHotwords, refuse_unbiased, request_phrases
 from t2t_lite.server.server_metrics import ServerMetrics
 from t2t_lite.server.stream_route import stream
 
@@ -62,34 +63,50 @@ async def _count_and_explain(request: web.Request, handler):
     return response
 
 
-async def _body_audio(request: web.Request, sample_rate: int):
-    """The request's audio: the body, or the multipart field `file`."""
+async def _body_audio_and_hotwords(request: web.Request, sample_rate: int):
+    """The request's audio (the body, or the multipart field `file`) and its hotwords.
+
+    The hotwords are the query's `hotwords` values, then a multipart field
+    `hotwords`'s lines; their boost the query's or the multipart field's
+    `hotword_boost`.
+    """
+    hotwords = request.query.getall("hotwords", [])
+    boost = request.query.get("hotword_boost")
     media_type, parameters = parse_content_type(request.headers.get("Content-Type"))
     if media_type == "multipart/form-data":
+        body = None
         reader = await request.multipart()
         async for part in reader:
-            if part.name == "file":
+            if part.name == "file" and body is None:
                 body = bytes(await part.read())
                 media_type, parameters = parse_content_type(
                     part.headers.get("Content-Type") or "application/octet-stream"
                 )
-                break
-        else:
+            elif part.name == "hotwords":
+                hotwords.append(await part.text())
+            elif part.name == "hotword_boost":
+                boost = await part.text()
+        if body is None:
             raise BadAudio("the multipart request has no field 'file' holding the audio.")
     else:
         body = await request.read()
-    return await asyncio.to_thread(request_audio, body, media_type, parameters, sample_rate)
+    waveform = await asyncio.to_thread(request_audio, body, media_type, parameters, sample_rate)
+    return waveform, request_phrases(hotwords, boost)
 
 
 async def transcribe(request: web.Request) -> web.Response:
-    """`POST /v1/transcribe`: the recording's text, score, words and duration."""
+    """`POST /v1/transcribe`: the recording's text, score, words and duration.
+
+    Hotwords (`request_hotwords.py`) bias its search.
+    """
     app = request.app
     model = app.get(MODEL)
     if model is None:
         return not_ready(app)
     try:
-        waveform = await _body_audio(request, model.sample_rate)
-    except BadAudio as error:
+        waveform, phrases = await _body_audio_and_hotwords(request, model.sample_rate)
+        refuse_unbiased(model, phrases)
+    except (BadAudio, BadHotwords) as error:
         return error_response(400, str(error))
     duration = waveform.size / model.sample_rate
     limit = app[CONFIG].max_seconds
@@ -99,7 +116,7 @@ async def transcribe(request: web.Request) -> web.Response:
         )
     start = time.perf_counter()
     try:
-        transcript = await app[BATCHER].submit(waveform, waveform.size)
+        transcript = await app[BATCHER].submit(waveform, waveform.size, key=phrases)
     except Exception as error:  # noqa: BLE001 - the model failed: the client gets a sentence
         return error_response(500, f"the model failed on this request ({type(error).__name__}).")
     app[METRICS].transcribed(duration, time.perf_counter() - start)
@@ -132,7 +149,8 @@ def make_app(load_model: Callable[[], object], config: ServerConfig) -> web.Appl
 
     Args:
         load_model: returns an `ExportedSpeechModel` (or anything with
-            `sample_rate`, `version` and `transcribe(waveforms)`).
+            `sample_rate`, `version` and `transcribe(waveforms)`; with
+            `biases`, `transcribe(waveforms, phrases)` too).
         config: limits and batching.
     """
     app = web.Application(middlewares=[_count_and_explain], client_max_size=config.max_body_bytes)
@@ -147,8 +165,10 @@ def make_app(load_model: Callable[[], object], config: ServerConfig) -> web.Appl
             logging.error("t2t-lite-serve: the model could not be loaded: %s", error)
             return
 
-        def run_batch(waveforms):
+        def run_batch(waveforms, phrases):
             app[METRICS].batch(len(waveforms))
+            if phrases:  # the batch's hotwords (the batcher keys batches by them)
+                return model.transcribe(waveforms, phrases)
             return model.transcribe(waveforms)
 
         batcher = DynamicBatcher(run_batch, config.max_batch, config.max_wait_ms / 1000.0)

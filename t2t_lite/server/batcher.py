@@ -2,21 +2,23 @@
 
     batcher = DynamicBatcher(model.transcribe, max_batch=8, max_wait_seconds=0.01)
     await batcher.start()
-    transcript = await batcher.submit(waveform, len(waveform))
+    transcript = await batcher.submit(waveform, len(waveform), key=phrases)
 
 The first request waits at most `max_wait_seconds` for others; the gathered
-requests are sorted by length and cut into groups whose longest is at most
-`max_length_ratio` times their shortest (padding to the longest is wasted
-work), and each group runs as one batch in one worker thread, so the model
-runs one batch at a time (TensorFlow uses every core for it) while the
-event loop keeps reading requests. A request whose client left is skipped.
+requests are split by key (only requests with equal keys share a batch: a
+request's hotwords bias its whole batch), sorted by length and cut into
+groups whose longest is at most `max_length_ratio` times their shortest
+(padding to the longest is wasted work), and each group runs as one batch
+in one worker thread, so the model runs one batch at a time (TensorFlow
+uses every core for it) while the event loop keeps reading requests. A
+request whose client left is skipped.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 
@@ -25,6 +27,7 @@ class _Pending:
     item: object
     length: int
     future: asyncio.Future
+    key: Hashable = None
 
 
 def length_groups(
@@ -55,11 +58,12 @@ def length_groups(
 
 
 class DynamicBatcher:
-    """Runs `run_batch(items) -> results` on batches of submitted items.
+    """Runs `run_batch(items, key) -> results` on batches of submitted items.
 
     Args:
-        run_batch: called in a worker thread with a list of items; returns
-            one result per item, in order.
+        run_batch: called in a worker thread with a list of items and the key
+            they were submitted with (all the same); returns one result per
+            item, in order.
         max_batch: the most items in one batch.
         max_wait_seconds: how long the first item of a batch waits for more.
         max_length_ratio: the longest item of a batch over its shortest.
@@ -91,14 +95,16 @@ class DynamicBatcher:
             await asyncio.gather(self._task, return_exceptions=True)
         self._executor.shutdown(wait=True)
 
-    async def submit(self, item, length: int):
+    async def submit(self, item, length: int, key: Hashable = None):
         """The result of `item` (of `length`), once its batch has run.
+
+        Only items submitted with equal `key`s share a batch.
 
         Raises:
             Whatever `run_batch` raised for its batch.
         """
         future = asyncio.get_running_loop().create_future()
-        await self._queue.put(_Pending(item, length, future))
+        await self._queue.put(_Pending(item, length, future, key))
         return await future
 
     async def _gather(self) -> list[_Pending]:
@@ -121,20 +127,25 @@ class DynamicBatcher:
     async def _serve(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            pending = await self._gather()
-            lengths = [p.length for p in pending]
-            for group in length_groups(lengths, self.max_batch, self.max_length_ratio):
-                batch = [pending[i] for i in group]
-                self.batch_sizes.append(len(batch))
-                try:
-                    results = await loop.run_in_executor(
-                        self._executor, self._run_batch, [p.item for p in batch]
-                    )
-                except Exception as error:  # noqa: BLE001 - handed to each waiting request
-                    for p in batch:
-                        if not p.future.done():
-                            p.future.set_exception(error)
-                    continue
-                for p, result in zip(batch, results, strict=True):
+            gathered = await self._gather()
+            for key in dict.fromkeys(p.key for p in gathered):  # in order of arrival
+                await self._run_groups(loop, key, [p for p in gathered if p.key == key])
+
+    async def _run_groups(self, loop, key, pending: list[_Pending]) -> None:
+        """Runs `pending` (all of `key`) in batches of like length."""
+        lengths = [p.length for p in pending]
+        for group in length_groups(lengths, self.max_batch, self.max_length_ratio):
+            batch = [pending[i] for i in group]
+            self.batch_sizes.append(len(batch))
+            try:
+                results = await loop.run_in_executor(
+                    self._executor, self._run_batch, [p.item for p in batch], key
+                )
+            except Exception as error:  # noqa: BLE001 - handed to each waiting request
+                for p in batch:
                     if not p.future.done():
-                        p.future.set_result(result)
+                        p.future.set_exception(error)
+                continue
+            for p, result in zip(batch, results, strict=True):
+                if not p.future.done():
+                    p.future.set_result(result)

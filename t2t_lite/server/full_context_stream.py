@@ -53,6 +53,9 @@ class FullContextStream:
 
     def __init__(self, model):
         self.model = model
+        self.biases = getattr(model, "biases", False)
+        # The stream's hotwords (its start message's), biasing partials and finals.
+        self.phrases: tuple[tuple[str, float], ...] = ()
         self.sample_rate = model.sample_rate
         self.version = model.version
         self.endpoint_rules = model.endpoint_rules
@@ -69,7 +72,7 @@ class FullContextStream:
         sounding = np.flatnonzero(audio)
         # The featurization cuts leading exact zeros; the session adds them back.
         heard = audio.size - (int(sounding[0]) if sounding.size else audio.size)
-        transcript = self.model.transcribe([audio])[0]
+        transcript = self.transcribe([audio])[0]
         duration = audio.size / self.sample_rate
         words = transcript.words or ()
         silence = duration - words[-1].end if words else duration
@@ -77,4 +80,6 @@ class FullContextStream:
         return StreamStep(transcript.text, max(silence, 0.0), state)
 
     def transcribe(self, waveforms: list[np.ndarray]):
+        if self.phrases:
+            return self.model.transcribe(waveforms, self.phrases)
         return self.model.transcribe(waveforms)

@@ -3,12 +3,15 @@
     model = ExportedSpeechModel("/exports/asr")   # its newest version
     model.transcribe([waveform_a, waveform_b])     # float32 mono at model.sample_rate
     # -> [Transcript(text=..., score=..., words=(TimedWord, ...)), ...]
+    model.transcribe([waveform_a], phrases=(("layla", 0.5),))   # biased (hotwords)
 
 It calls the export's `transcribe_timed` signature where there is one (a
 model with a CTC head: words with times and confidence), else
 `serving_default`: the graph t2t-lite-decoder runs, so the server gives the
-decoder's transcripts. An export of a streaming model (`stream_start`,
-`stream_step`: `streaming/graph.py`) also streams:
+decoder's transcripts. With a phrase list it calls `transcribe_biased`
+(`biases`: the export has it), which answers as `transcribe_timed` does.
+An export of a streaming model (`stream_start`, `stream_step`:
+`streaming/graph.py`) also streams:
 
     state = model.start_stream()
     step = model.stream_step(state, samples)   # -> StreamStep(partial, ...)
@@ -29,6 +32,7 @@ from t2t_lite.export_manifest import SavedModelManifest
 from t2t_lite.streaming.endpoint import EndpointRules, StreamStep
 
 TIMED_SIGNATURE = "transcribe_timed"
+BIASED_SIGNATURE = "transcribe_biased"  # takes a phrase list per batch (hotwords)
 
 
 STREAM_SIGNATURES = ("stream_start", "stream_step")
@@ -101,6 +105,8 @@ class ExportedSpeechModel:
                 "t2t-lite-serve serves speech exports."
             )
         self.timed = name == TIMED_SIGNATURE
+        # Exports from before hotwords (or a text model's) have no biased signature.
+        self.biases = BIASED_SIGNATURE in signatures
         # Streaming exports from before endpointing (no `stream_frame_seconds`)
         # cannot be endpointed: they are served as files only.
         self.streams = bool(manifest and manifest.stream_frame_seconds) and all(
@@ -125,10 +131,24 @@ class ExportedSpeechModel:
         if self.streams:
             self.stream_step(self.start_stream(), noise.astype(np.float32))
 
-    def transcribe(self, waveforms: list[np.ndarray]) -> list[Transcript]:
-        """Transcribes float32 mono waveforms at `sample_rate` as one batch."""
+    def transcribe(
+        self, waveforms: list[np.ndarray], phrases: tuple[tuple[str, float], ...] = ()
+    ) -> list[Transcript]:
+        """Transcribes float32 mono waveforms at `sample_rate` as one batch.
+
+        Args:
+            waveforms: the recordings.
+            phrases: `(phrase, boost)` pairs to bias the search towards
+                (`transcribe_biased`; needs `biases`), or none.
+        """
         batch, lengths = padded_batch(waveforms)
-        out = self._signature(waveform=tf.constant(batch), waveform_length=tf.constant(lengths))
+        inputs = {"waveform": tf.constant(batch), "waveform_length": tf.constant(lengths)}
+        signature = self._signature
+        if phrases:
+            signature = self._loaded.signatures[BIASED_SIGNATURE]
+            inputs["phrases"] = tf.constant([text for text, _ in phrases], tf.string)
+            inputs["phrase_boosts"] = tf.constant([boost for _, boost in phrases], tf.float32)
+        out = signature(**inputs)
         out = {name: value.numpy() for name, value in out.items()}
         return [self._transcript(out, row) for row in range(len(waveforms))]
 

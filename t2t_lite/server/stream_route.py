@@ -81,7 +81,9 @@ async def _final(request: web.Request, session: StreamSession, ws, whole: bool =
         return
     app = request.app
     begin = time.perf_counter()
-    transcript = await app[BATCHER].submit(utterance.audio, utterance.audio.size)
+    transcript = await app[BATCHER].submit(
+        utterance.audio, utterance.audio.size, key=session.phrases
+    )
     duration = utterance.audio.size / session.rate
     app[METRICS].transcribed(duration, time.perf_counter() - begin)
     if transcript.text.strip():

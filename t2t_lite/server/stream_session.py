@@ -23,6 +23,8 @@ import numpy as np
 
 from t2t_lite.data.audio_io import StreamResampler
 from t2t_lite.server.audio_request import BadAudio, PcmFormat
+from t2t_lite.server.full_context_stream import FullContextStream
+from t2t_lite.server.request_hotwords import BadHotwords, Phrases, refuse_unbiased, request_phrases
 from t2t_lite.streaming.driver import DriverStep, EndedUtterance, StreamBackend, StreamDriver
 from t2t_lite.streaming.endpoint import EndpointRules
 
@@ -52,6 +54,9 @@ class StreamSession:
         self.rate = model.sample_rate
         self._format: PcmFormat | None = None
         self._resampler: StreamResampler | None = None
+        # The start message's hotwords: they bias the finals (and a full-context
+        # stream's partials; a streaming export's steps are not biased).
+        self.phrases: Phrases = ()
 
     @property
     def started(self) -> bool:
@@ -85,6 +90,14 @@ class StreamSession:
         low, high = STREAM_RATES
         if not low <= pcm.rate <= high or isinstance(message.get("sample_rate"), bool):
             raise BadStreamAudio(f"sample_rate must be an integer from {low} to {high} Hz.")
+        try:
+            phrases = request_phrases(message.get("hotwords", []), message.get("hotword_boost"))
+            refuse_unbiased(self.model, phrases)
+        except BadHotwords as error:
+            raise BadStream(str(error)) from error
+        self.phrases = phrases
+        if isinstance(self.model, FullContextStream):
+            self.model.phrases = phrases
         self._format = pcm
         self._resampler = StreamResampler(pcm.rate, self.rate)
         return {
@@ -92,6 +105,7 @@ class StreamSession:
             "sample_rate": self.rate,
             "chunk_seconds": round(self.model.chunk_seconds, 4),
             "model_version": self.model.version,
+            "hotwords": len(phrases),
         }
 
     def add(self, data: bytes) -> None:

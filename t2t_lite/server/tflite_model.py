@@ -52,6 +52,7 @@ class TfliteSpeechModel:
     """
 
     streams = False
+    biases = False  # no hotwords: the `.tflite`'s search has no phrase scorer
 
     def __init__(self, directory: str, num_threads: int | None = None):
         try:

@@ -25,12 +25,13 @@ from t2t_lite.export_manifest import MANIFEST_VERSION, SAVED_MODEL_MANIFEST
 from t2t_lite.litert.litert_transcriber import LiteRtTranscriber
 from t2t_lite.server.audio_request import BadAudio, parse_content_type, request_audio
 from t2t_lite.server.batcher import DynamicBatcher, length_groups
+from t2t_lite.server.request_hotwords import MAX_HOTWORDS, BadHotwords, request_phrases
 from t2t_lite.server.server_metrics import ServerMetrics
 from t2t_lite.server.speech_model import ExportedSpeechModel
 from t2t_lite.serving.tflite_export import export_tflite
 from tests.helpers import CTC_BEAM_DECODE, run_command
 from tests.server.served import metric, request, serving
-from tests.serving.runs import SAMPLE_RATE, export_version
+from tests.serving.runs import SAMPLE_RATE, export_version, tone_and_noise
 
 MAX_SECONDS = 6.0  # the served limit, so a 413 is cheap to provoke
 NOISE_BYTES = np.random.default_rng(3).integers(0, 256, 5000, np.uint8).tobytes()
@@ -48,11 +49,11 @@ def test_length_groups_keep_like_lengths_together():
 def test_the_batcher_runs_concurrent_requests_as_one_batch_and_hands_back_errors():
     seen = []
 
-    def run_batch(items):
-        seen.append(list(items))
+    def run_batch(items, key):
+        seen.append((list(items), key))
         if "boom" in items:
             raise RuntimeError("model failed")
-        return [item.upper() for item in items]
+        return [item.upper() + (key or "") for item in items]
 
     async def scenario():
         batcher = DynamicBatcher(run_batch, max_batch=4, max_wait_seconds=0.2)
@@ -61,11 +62,43 @@ def test_the_batcher_runs_concurrent_requests_as_one_batch_and_hands_back_errors
         results = await asyncio.gather(*(batcher.submit(w, len(w)) for w in words))
         with pytest.raises(RuntimeError, match="model failed"):
             await batcher.submit("boom", 4)
+        # Only equal keys (a request's hotwords) share a batch, whatever their lengths.
+        keyed = await asyncio.gather(
+            *(batcher.submit(w, len(w), key=k) for w, k in
+              [("gh", "+"), ("ij", None), ("kl", "+"), ("mn", "-")])
+        )  # fmt: skip
         await batcher.stop()
-        return results
+        return results, keyed
 
-    assert asyncio.run(scenario()) == ["AB", "CD", "EF"]
-    assert seen == [["ab", "cd", "ef"], ["boom"]]
+    assert asyncio.run(scenario()) == (["AB", "CD", "EF"], ["GH+", "IJ", "KL+", "MN-"])
+    assert seen == [
+        (["ab", "cd", "ef"], None), (["boom"], None),
+        (["gh", "kl"], "+"), (["ij"], None), (["mn"], "-"),
+    ]  # fmt: skip
+
+
+def test_a_requests_hotwords_read_as_a_hotwords_file():
+    lines = ["Layla", "  new   york :3.5", "", "billy :0.5\nbob"]  # a form field's lines
+    assert request_phrases(lines, "1.5") == (
+        ("Layla", 1.5), ("new york", 3.5), ("billy", 0.5), ("bob", 1.5),
+    )  # fmt: skip
+    assert request_phrases(["layla"]) == (("layla", 0.5),)  # the decoder's default boost
+    assert request_phrases([]) == ()
+    bad = {
+        "hotword 1: the boost after ' :' must be a number > 0, got 'lots'": (["a :lots"], None),
+        "hotword 2: the boost after ' :' must be a number > 0, got 'inf'": (["a", "b :inf"], None),
+        "hotword_boost must be a number > 0, got '-1'": (["a"], "-1"),
+        "hotword_boost must be a number > 0, got True": (["a"], True),
+        "hotwords must be a list of phrases": ("layla", None),
+        "hotwords must be a list of phrases (strings)": ([3], None),
+        f"lists {MAX_HOTWORDS + 1} hotwords; this server takes at most {MAX_HOTWORDS}": (
+            [f"w{i}" for i in range(MAX_HOTWORDS + 1)], None,
+        ),
+    }  # fmt: skip
+    for message, (hotwords, boost) in bad.items():
+        with pytest.raises(BadHotwords) as error:
+            request_phrases(hotwords, boost)
+        assert message in str(error.value) and "\n" not in str(error.value)
 
 
 def test_raw_pcm_reads_as_the_same_samples_in_each_encoding():
@@ -124,17 +157,25 @@ def _wav(waveform: np.ndarray, rate: int, channels: int = 1) -> bytes:
     return buffer.getvalue()
 
 
-def _multipart(field: str, filename: str, data: bytes, content_type: str) -> tuple[bytes, str]:
+def _form(fields: dict[str, tuple[str | None, bytes, str]]) -> tuple[bytes, str]:
+    """A multipart/form-data body of `name -> (filename or None, data, type)`."""
     boundary = "t2t-lite-test-boundary"
-    body = (
-        (
-            f'--{boundary}\r\nContent-Disposition: form-data; name="{field}"; '
-            f'filename="{filename}"\r\nContent-Type: {content_type}\r\n\r\n'
-        ).encode()
-        + data
-        + f"\r\n--{boundary}--\r\n".encode()
-    )
-    return body, f"multipart/form-data; boundary={boundary}"
+    body = b""
+    for name, (filename, data, content_type) in fields.items():
+        disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename else "")
+        body += (
+            (
+                f"--{boundary}\r\nContent-Disposition: {disposition}\r\n"
+                f"Content-Type: {content_type}\r\n\r\n"
+            ).encode()
+            + data
+            + b"\r\n"
+        )
+    return body + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+def _multipart(field: str, filename: str, data: bytes, content_type: str) -> tuple[bytes, str]:
+    return _form({field: (filename, data, content_type)})
 
 
 @pytest.fixture(scope="module")
@@ -230,6 +271,53 @@ def test_concurrent_requests_are_batched(server, expected):
     assert metric(after, "t2t_lite_real_time_factor") > 0
 
 
+def test_a_requests_hotwords_bias_it_as_the_exports_biased_signature(server):
+    """Listing "no" turns the tone's close call (the tiny model hears "hi"),
+    sent in the query or a form's field; the answer is the export's
+    `transcribe_biased` (called in process); concurrent requests with other
+    lists, or none, get their own answers; a bad list is a 400."""
+    url = f"{server['url']}/v1/transcribe"
+    tone = tone_and_noise()["hi"]
+    wav = _wav(tone, SAMPLE_RATE)
+    model = ExportedSpeechModel(os.path.dirname(server["export"]))
+    plain = model.transcribe([tone])[0]
+    biased = model.transcribe([tone], (("no", 5.0),))[0]
+    assert (plain.text, biased.text) == ("hi", "no")
+    form = _form({
+        "file": ("tone.wav", wav, "audio/wav"),
+        "hotwords": (None, b"  NO \n", "text/plain"),
+        "hotword_boost": (None, b"5", "text/plain"),
+    })  # fmt: skip
+    ways = {  # (URL, body, Content-Type) -> the text it should get
+        "query": (f"{url}?hotwords=no&hotword_boost=5", wav, "audio/wav", "no"),
+        "query, the phrase's own boost": (f"{url}?hotwords=no%20:5", wav, "audio/wav", "no"),
+        "form fields": (url, *form, "no"),
+        "never whole": (f"{url}?hotwords=nope&hotword_boost=5", wav, "audio/wav", "hi"),
+        "none": (url, wav, "audio/wav", "hi"),
+    }
+    with concurrent.futures.ThreadPoolExecutor(len(ways)) as pool:
+        answers = pool.map(lambda way: request(*way[:3]), ways.values())
+        replies = dict(zip(ways, answers, strict=True))
+    for name, (status, reply, _) in replies.items():
+        assert status == 200 and reply["text"] == ways[name][3], (name, reply)
+    # Batched with others, a recording's numbers move in the fourth digit.
+    assert replies["query"][1]["score"] == pytest.approx(biased.score, rel=1e-3)
+    assert replies["none"][1]["score"] == pytest.approx(plain.score, rel=1e-3)
+    assert [w["word"] for w in replies["query"][1]["words"]] == ["no"]
+    many = "\n".join(["a"] * (MAX_HOTWORDS + 1)).encode()
+    for name, (address, body, content_type), words in [
+        ("a bad boost", (f"{url}?hotwords=no%20:lots", wav, "audio/wav"),
+         "hotword 1: the boost after ' :' must be a number > 0"),
+        ("a bad default", (f"{url}?hotwords=no&hotword_boost=0", wav, "audio/wav"),
+         "hotword_boost must be a number > 0, got '0'"),
+        ("too many", (url, *_form({"file": ("tone.wav", wav, "audio/wav"),
+                                   "hotwords": (None, many, "text/plain")})),
+         f"at most {MAX_HOTWORDS}"),
+    ]:  # fmt: skip
+        status, reply, _ = request(address, body, content_type)
+        assert status == 400 and words in reply["error"], (name, reply)
+
+
 def test_the_page_and_its_scripts_are_served(server):
     status, page, headers = request(f"{server['url']}/")
     assert status == 200 and headers.get_content_type() == "text/html"
@@ -251,6 +339,10 @@ def test_a_tflite_export_is_served_by_litert(speech_run, librispeech_flac, tmp_p
         assert (reply["text"], reply["words"]) == (expected.text, None)
         assert reply["score"] == pytest.approx(expected.score, abs=1e-4)
         assert reply["model_version"] == "tflite-float32"
+        status, reply, _ = request(
+            f"{url}/v1/transcribe?hotwords=layla", _wav(clip, SAMPLE_RATE), "audio/wav"
+        )
+        assert status == 400 and "takes no hotwords" in reply["error"], reply
         status, reply, _ = request(f"{url}/v1/stream")
         assert status == 400 and "does not stream" in reply["error"]
 

@@ -260,7 +260,7 @@ def test_a_stream_gives_partials_and_a_final_per_utterance_in_the_streams_clock(
     assert code == 1000
     ready, *rest = messages
     assert ready == {"type": "ready", "sample_rate": SAMPLE_RATE, "chunk_seconds": 0.08,
-                     "model_version": "1"}  # fmt: skip
+                     "model_version": "1", "hotwords": 0}  # fmt: skip
     partials = [m for m in rest if m["type"] == "partial"]
     finals = [m for m in rest if m["type"] == "final"]
     assert {m["type"] for m in rest} == {"partial", "final"}
@@ -277,6 +277,31 @@ def test_a_stream_gives_partials_and_a_final_per_utterance_in_the_streams_clock(
         (word,) = final["words"]  # in the stream's clock, inside its utterance
         assert word["word"] == "hi" and 0 <= word["confidence"] <= 1
         assert final["start"] <= word["start"] < (begin + end) / 2 < word["end"] <= final["end"]
+
+
+def test_a_streams_hotwords_bias_its_finals_not_its_streamed_steps(streaming):
+    """The start message's hotwords reach the finals (the export's
+    `transcribe_biased` over each utterance); a streaming export's steps
+    run its streamed search, which knows no hotwords, so the partials are
+    the unbiased stream's."""
+    audio, _ = _stream_audio()
+    start = {"type": "start", "sample_rate": CLIENT_RATE, "format": "f32le"}
+    chunks = [*_pcm_chunks(audio), {"type": "end"}]
+    plain, _ = asyncio.run(_converse(streaming, start, chunks))
+    # The tiny model is sure of its "hi" (-0.03): only a boost this large
+    # turns it (in-process, "no" at 20 per byte still reads "hi" on a tone
+    # with a quiet room around it; at 100, "no no no no").
+    biased, code = asyncio.run(_converse(streaming, {**start, "hotwords": ["no :100"]}, chunks))
+    assert code == 1000 and biased[0]["hotwords"] == 1
+
+    def texts(messages, kind):
+        return [(m["utterance"], m["text"]) for m in messages if m["type"] == kind]
+
+    assert texts(plain, "final") == [(0, "hi"), (1, "hi")]
+    finals = texts(biased, "final")
+    assert [u for u, _ in finals] == [0, 1], biased
+    assert all(set(text.lower().split()) == {"no"} for _, text in finals), biased
+    assert texts(biased, "partial") == texts(plain, "partial")
 
 
 @pytest.fixture(scope="module")
@@ -321,6 +346,23 @@ def test_an_export_that_does_not_stream_is_streamed_in_full_context(full_context
         assert tones[1][0] < finals[1]["end"] < audio_end
 
 
+def test_a_full_context_streams_hotwords_bias_its_partials_too(full_context):
+    """Its steps are whole transcriptions, so the start message's hotwords
+    bias every partial as well as the final (in any case: a phrase is
+    listed in three, and the tiny model barely tells "NO" from "no")."""
+    audio = np.concatenate([quiet_room(0.3), tone_and_noise()["hi"], quiet_room(0.7, seed=2)])
+    start = {"type": "start", "sample_rate": CLIENT_RATE, "format": "f32le",
+             "hotwords": ["no"], "hotword_boost": 100}  # fmt: skip
+    messages, code = asyncio.run(
+        _converse(full_context, start, [*_pcm_chunks(audio), {"type": "end"}])
+    )
+    assert code == 1000 and messages[0]["hotwords"] == 1
+    said = {m["text"].lower() for m in messages if m["type"] in ("partial", "final")}
+    assert {word for text in said for word in text.split()} == {"no"}, messages
+    # At this boost the floor after the tone says "no" too (a second utterance).
+    assert [m for m in messages if m["type"] == "final"], messages
+
+
 def test_digital_silence_after_speech_ends_the_utterance(streaming):
     """Exact zeros never reach the encoder (the featurization trims them), so
     they count as the endpoint's silence directly; the cut falls a quarter
@@ -343,6 +385,14 @@ BAD_STREAMS = {  # (start message, messages after it) -> words of the error, clo
         {"type": "start", "sample_rate": 16000, "format": "mulaw"}, [], "'mulaw'", 1003
     ),
     "half a sample": ({"type": "start", "sample_rate": 16000}, [b"\x00\x01\x02"], "whole", 1003),
+    "hotwords not a list": (
+        {"type": "start", "sample_rate": 16000, "hotwords": "layla"}, [],
+        "hotwords must be a list of phrases", 1008,
+    ),
+    "a bad hotword boost": (
+        {"type": "start", "sample_rate": 16000, "hotwords": ["layla"], "hotword_boost": 0}, [],
+        "hotword_boost must be a number > 0", 1008,
+    ),
     "second start": (
         {"type": "start", "sample_rate": 16000}, [{"type": "start", "sample_rate": 16000}],
         "already started", 1008,
@@ -414,11 +464,15 @@ async def _devtools_pages(session: aiohttp.ClientSession, port: int) -> list[dic
 
 
 async def _page_transcript(
-    devtools_port: int, seconds: float, finals: int = 1, until: str | None = None
+    devtools_port: int,
+    seconds: float,
+    finals: int = 1,
+    until: str | None = None,
+    hotwords: str = "",
 ) -> dict:
-    """Clicks the page's microphone button through Chromium's DevTools
-    protocol and returns what the page shows once `finals` finals appear
-    (or, with `until`, once a final reads `until`)."""
+    """Types `hotwords` into the page's box and clicks its microphone button
+    through Chromium's DevTools protocol; returns what the page shows once
+    `finals` finals appear (or, with `until`, once a final reads `until`)."""
     async with aiohttp.ClientSession() as session:
         deadline = time.time() + 60
         while not (pages := await _devtools_pages(session, devtools_port)):
@@ -445,6 +499,7 @@ async def _page_transcript(
             loaded = "document.readyState == 'complete' && !!document.getElementById('mic')"
             while not await evaluate(loaded):  # (the first document is about:blank)
                 await asyncio.sleep(0.2)
+            await evaluate(f"document.getElementById('hotwords').value = {json.dumps(hotwords)}")
             await evaluate("document.getElementById('mic').click()")
             shown = {}
             end = time.time() + seconds
@@ -464,11 +519,17 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def _page_with_microphone(
-    url: str, microphone: np.ndarray, tmp_path, finals: int, until: str | None = None
+    url: str,
+    microphone: np.ndarray,
+    tmp_path,
+    finals: int,
+    until: str | None = None,
+    hotwords: str = "",
 ) -> tuple:
     """Opens the page in headless Chromium, its fake microphone looping
-    `microphone`, clicks the button; returns (what the page shows once it has
-    `finals` finals or one reading `until`, Chromium's stderr)."""
+    `microphone`, types `hotwords` in its box, clicks the button; returns
+    (what the page shows once it has `finals` finals or one reading `until`,
+    Chromium's stderr)."""
     fake_microphone = tmp_path / "microphone.wav"
     soundfile.write(fake_microphone, microphone, SAMPLE_RATE, subtype="PCM_16")
     devtools_port = free_port()
@@ -484,7 +545,7 @@ def _page_with_microphone(
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:
-            shown = asyncio.run(_page_transcript(devtools_port, 60, finals, until))
+            shown = asyncio.run(_page_transcript(devtools_port, 60, finals, until, hotwords))
         finally:
             browser.terminate()
             errors = browser.communicate(timeout=30)[1]
@@ -532,3 +593,17 @@ def test_the_page_shows_finals_through_a_noisy_microphone(full_context, tmp_path
     assert len(shown.get("finals", [])) >= 3, (shown, errors[-2000:])
     assert set(shown["finals"]) == {"hi"}, shown
     assert "Listening" in shown["status"]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium here (Debian: apt-get install chromium)")
+def test_the_pages_hotwords_bias_what_its_microphone_hears(full_context, tmp_path):
+    """Phrases typed in the page's box go in the stream's start message:
+    "no" at a boost the tiny model cannot resist turns every final."""
+    tone = tone_and_noise()["hi"]
+    microphone = np.concatenate([quiet_room(1.0, seed=1), tone, quiet_room(1.0, seed=2)])
+    shown, errors = _page_with_microphone(
+        full_context, microphone, tmp_path, finals=2, hotwords="\n no :100 \n"
+    )
+    assert len(shown.get("finals", [])) >= 2, (shown, errors[-2000:])
+    assert {word for text in shown["finals"] for word in text.lower().split()} == {"no"}, shown
+    assert "1 hotword)" in shown["status"], shown

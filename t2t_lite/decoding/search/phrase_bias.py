@@ -56,17 +56,25 @@ class PhraseListError(ValueError):
     """A phrase list that cannot be used; the message names the file and line."""
 
 
-def read_phrase_file(path: str, default_boost: float = DEFAULT_BOOST) -> list[tuple[str, float]]:
-    """`(phrase, boost)` per non-blank line of a hotwords file: `PHRASE` or `PHRASE :BOOST`.
+def parse_phrase_lines(
+    lines: list[str], default_boost: float = DEFAULT_BOOST, where: str = "line"
+) -> list[tuple[str, float]]:
+    """`(phrase, boost)` per non-blank line: `PHRASE` or `PHRASE :BOOST`.
+
+    The syntax of a hotwords file, and of a server request's hotwords.
+
+    Args:
+        lines: the lines.
+        default_boost: the boost of a line without one.
+        where: how an error names a line: `"{where} {number}"`.
 
     Raises:
-        PhraseListError: an unreadable file, or a boost that is not a number > 0.
+        PhraseListError: a boost that is not a number > 0.
+
+    Example:
+    >>> parse_phrase_lines(["Layla", "  new   york :2", ""], 0.5)
+    [('Layla', 0.5), ('new york', 2.0)]
     """
-    try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise PhraseListError(f"hotwords file {path} cannot be read ({error}).") from error
     phrases = []
     for number, line in enumerate(lines, 1):
         text, boost = line.strip(), default_boost
@@ -76,15 +84,28 @@ def read_phrase_file(path: str, default_boost: float = DEFAULT_BOOST) -> list[tu
                 boost = float(value)
             except ValueError:
                 boost = -1.0
-            if not boost > 0:
+            if not 0 < boost < float("inf"):
                 raise PhraseListError(
-                    f"{path} line {number}: the boost after ' :' must be a number > 0, "
-                    f"got {value!r}."
+                    f"{where} {number}: the boost after ' :' must be a number > 0, got {value!r}."
                 )
         text = " ".join(text.split())
         if text:
             phrases.append((text, boost))
     return phrases
+
+
+def read_phrase_file(path: str, default_boost: float = DEFAULT_BOOST) -> list[tuple[str, float]]:
+    """`(phrase, boost)` per non-blank line of a hotwords file (`parse_phrase_lines`).
+
+    Raises:
+        PhraseListError: an unreadable file, or a boost that is not a number > 0.
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise PhraseListError(f"hotwords file {path} cannot be read ({error}).") from error
+    return parse_phrase_lines(lines, default_boost, f"{path} line")
 
 
 def phrase_features(phrases: list[tuple[str, float]]) -> dict:

@@ -7,6 +7,11 @@ const finals = document.getElementById("finals");
 const partial = document.getElementById("partial");
 let live = null; // {socket, context, media} while the microphone streams
 
+// The hotwords box's phrases, a line each ("PHRASE :BOOST" sets one's boost).
+function hotwords() {
+  return document.getElementById("hotwords").value.split("\n").map((line) => line.trim()).filter(Boolean);
+}
+
 function setStatus(text) {
   statusText.textContent = text;
 }
@@ -30,7 +35,10 @@ function showFinal(message) {
 
 function onMessage(event) {
   const message = JSON.parse(event.data);
-  if (message.type === "ready") setStatus(`Listening (model ${message.model_version}).`);
+  if (message.type === "ready") {
+    const listed = message.hotwords ? `, ${message.hotwords} hotword${message.hotwords > 1 ? "s" : ""}` : "";
+    setStatus(`Listening (model ${message.model_version}${listed}).`);
+  }
   else if (message.type === "partial") partial.textContent = message.text;
   else if (message.type === "final") showFinal(message);
   else if (message.type === "error") setStatus(`Error: ${message.error}`);
@@ -52,7 +60,7 @@ async function startMicrophone() {
   const socket = new WebSocket(`${scheme}://${location.host}/v1/stream`);
   socket.binaryType = "arraybuffer";
   socket.onopen = () =>
-    socket.send(JSON.stringify({ type: "start", sample_rate: TARGET_RATE, format: "s16le" }));
+    socket.send(JSON.stringify({ type: "start", sample_rate: TARGET_RATE, format: "s16le", hotwords: hotwords() }));
   socket.onmessage = onMessage;
   socket.onclose = (event) => {
     if (live && live.socket === socket) stopMicrophone(false);
@@ -94,7 +102,8 @@ document.getElementById("file").addEventListener("change", async (event) => {
   const uploadStatus = document.getElementById("upload-status");
   const result = document.getElementById("upload-result");
   uploadStatus.textContent = "Transcribing…";
-  const response = await fetch("/v1/transcribe", {
+  const query = new URLSearchParams(hotwords().map((phrase) => ["hotwords", phrase]));
+  const response = await fetch(`/v1/transcribe?${query}`, {
     method: "POST",
     headers: { "Content-Type": file.type || "application/octet-stream" },
     body: file,

@@ -68,10 +68,10 @@ async def _body_audio_and_hotwords(request: web.Request, sample_rate: int):
 
     The hotwords are the query's `hotwords` values, then a multipart field
     `hotwords`'s lines; their boost the query's or the multipart field's
-    `hotword_boost`.
+    `boost`.
     """
     hotwords = request.query.getall("hotwords", [])
-    boost = request.query.get("hotword_boost")
+    boost = request.query.get("boost")
     media_type, parameters = parse_content_type(request.headers.get("Content-Type"))
     if media_type == "multipart/form-data":
         body = None
@@ -84,7 +84,7 @@ async def _body_audio_and_hotwords(request: web.Request, sample_rate: int):
                 )
             elif part.name == "hotwords":
                 hotwords.append(await part.text())
-            elif part.name == "hotword_boost":
+            elif part.name == "boost":
                 boost = await part.text()
         if body is None:
             raise BadAudio("the multipart request has no field 'file' holding the audio.")

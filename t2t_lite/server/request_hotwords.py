@@ -8,7 +8,7 @@ A request lists them as a hotwords file does (`PHRASE` or `PHRASE :BOOST`,
 - the multipart field `hotwords`, a phrase per line (an HTML form's text area);
 - a stream's start message, `"hotwords": ["layla", "new york :2"]`.
 
-`hotword_boost` (a query parameter or the start message's field) is the
+`boost` (a query parameter or the start message's field) is the
 boost of a phrase without one; without it, the decoder's (`DEFAULT_BOOST`).
 The export's `transcribe_biased` signature runs the biased search, so a
 request's hotwords bias it as `t2t-lite-decoder --decode_hparams=hotwords_file=`
@@ -32,7 +32,7 @@ class BadHotwords(ValueError):
 
 
 def _boost(value) -> float:
-    """`hotword_boost` as sent (None: the decoder's default)."""
+    """`boost` as sent (None: the decoder's default)."""
     if value is None:
         return DEFAULT_BOOST
     try:
@@ -40,17 +40,17 @@ def _boost(value) -> float:
     except (TypeError, ValueError):
         boost = -1.0
     if isinstance(value, bool) or not 0 < boost < float("inf"):
-        raise BadHotwords(f"hotword_boost must be a number > 0, got {value!r}.")
+        raise BadHotwords(f"the hotwords' boost must be a number > 0, got {value!r}.")
     return boost
 
 
 def request_phrases(lines, boost=None) -> Phrases:
-    """The phrase list of a request's hotword lines and its `hotword_boost`.
+    """The phrase list of a request's hotword lines and its `boost`.
 
     Args:
         lines: the request's hotwords, one phrase each (a line may also hold
             several phrases, one per line, as a multipart field does).
-        boost: `hotword_boost` as sent, or None.
+        boost: `boost` as sent, or None.
 
     Raises:
         BadHotwords: a hotword that is not text, a bad boost, or more than

@@ -91,7 +91,7 @@ class StreamSession:
         if not low <= pcm.rate <= high or isinstance(message.get("sample_rate"), bool):
             raise BadStreamAudio(f"sample_rate must be an integer from {low} to {high} Hz.")
         try:
-            phrases = request_phrases(message.get("hotwords", []), message.get("hotword_boost"))
+            phrases = request_phrases(message.get("hotwords", []), message.get("boost"))
             refuse_unbiased(self.model, phrases)
         except BadHotwords as error:
             raise BadStream(str(error)) from error

@@ -87,8 +87,8 @@ def test_a_requests_hotwords_read_as_a_hotwords_file():
     bad = {
         "hotword 1: the boost after ' :' must be a number > 0, got 'lots'": (["a :lots"], None),
         "hotword 2: the boost after ' :' must be a number > 0, got 'inf'": (["a", "b :inf"], None),
-        "hotword_boost must be a number > 0, got '-1'": (["a"], "-1"),
-        "hotword_boost must be a number > 0, got True": (["a"], True),
+        "boost must be a number > 0, got '-1'": (["a"], "-1"),
+        "boost must be a number > 0, got True": (["a"], True),
         "hotwords must be a list of phrases": ("layla", None),
         "hotwords must be a list of phrases (strings)": ([3], None),
         f"lists {MAX_HOTWORDS + 1} hotwords; this server takes at most {MAX_HOTWORDS}": (
@@ -286,13 +286,13 @@ def test_a_requests_hotwords_bias_it_as_the_exports_biased_signature(server):
     form = _form({
         "file": ("tone.wav", wav, "audio/wav"),
         "hotwords": (None, b"  NO \n", "text/plain"),
-        "hotword_boost": (None, b"5", "text/plain"),
+        "boost": (None, b"5", "text/plain"),
     })  # fmt: skip
     ways = {  # (URL, body, Content-Type) -> the text it should get
-        "query": (f"{url}?hotwords=no&hotword_boost=5", wav, "audio/wav", "no"),
+        "query": (f"{url}?hotwords=no&boost=5", wav, "audio/wav", "no"),
         "query, the phrase's own boost": (f"{url}?hotwords=no%20:5", wav, "audio/wav", "no"),
         "form fields": (url, *form, "no"),
-        "never whole": (f"{url}?hotwords=nope&hotword_boost=5", wav, "audio/wav", "hi"),
+        "never whole": (f"{url}?hotwords=nope&boost=5", wav, "audio/wav", "hi"),
         "none": (url, wav, "audio/wav", "hi"),
     }
     with concurrent.futures.ThreadPoolExecutor(len(ways)) as pool:
@@ -308,8 +308,8 @@ def test_a_requests_hotwords_bias_it_as_the_exports_biased_signature(server):
     for name, (address, body, content_type), words in [
         ("a bad boost", (f"{url}?hotwords=no%20:lots", wav, "audio/wav"),
          "hotword 1: the boost after ' :' must be a number > 0"),
-        ("a bad default", (f"{url}?hotwords=no&hotword_boost=0", wav, "audio/wav"),
-         "hotword_boost must be a number > 0, got '0'"),
+        ("a bad default", (f"{url}?hotwords=no&boost=0", wav, "audio/wav"),
+         "boost must be a number > 0, got '0'"),
         ("too many", (url, *_form({"file": ("tone.wav", wav, "audio/wav"),
                                    "hotwords": (None, many, "text/plain")})),
          f"at most {MAX_HOTWORDS}"),

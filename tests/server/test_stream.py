@@ -352,7 +352,7 @@ def test_a_full_context_streams_hotwords_bias_its_partials_too(full_context):
     listed in three, and the tiny model barely tells "NO" from "no")."""
     audio = np.concatenate([quiet_room(0.3), tone_and_noise()["hi"], quiet_room(0.7, seed=2)])
     start = {"type": "start", "sample_rate": CLIENT_RATE, "format": "f32le",
-             "hotwords": ["no"], "hotword_boost": 100}  # fmt: skip
+             "hotwords": ["no"], "boost": 100}  # fmt: skip
     messages, code = asyncio.run(
         _converse(full_context, start, [*_pcm_chunks(audio), {"type": "end"}])
     )
@@ -390,8 +390,8 @@ BAD_STREAMS = {  # (start message, messages after it) -> words of the error, clo
         "hotwords must be a list of phrases", 1008,
     ),
     "a bad hotword boost": (
-        {"type": "start", "sample_rate": 16000, "hotwords": ["layla"], "hotword_boost": 0}, [],
-        "hotword_boost must be a number > 0", 1008,
+        {"type": "start", "sample_rate": 16000, "hotwords": ["layla"], "boost": 0}, [],
+        "boost must be a number > 0", 1008,
     ),
     "second start": (
         {"type": "start", "sample_rate": 16000}, [{"type": "start", "sample_rate": 16000}],

@@ -20,6 +20,9 @@ SCRIPT = textwrap.dedent(
     from t2t_lite.models.transformer import Transformer
     from t2t_lite.models.transformer_config import TransformerConfig
 
+    # Seeded: the weights' initialization too (CI once drew weights where a
+    # fixed step of 0.5 overshot: 2.7772 -> 2.7788).
+    keras.utils.set_random_seed(0)
     rng = np.random.default_rng(0)
     targets = rng.integers(2, 12, size=(2, 5)).astype("int32")
     targets[:, -1] = 1
@@ -51,7 +54,7 @@ SCRIPT = textwrap.dedent(
         loss, grads = jax.value_and_grad(loss_fn)(trainable)
         norms = [float(ops.sum(g * g)) for g in grads]
         assert all(np.isfinite(norms)) and sum(n > 0 for n in norms) > len(norms) // 2, norms
-        stepped = [w - 0.5 * g for w, g in zip(trainable, grads)]
+        stepped = [w - 0.05 * g for w, g in zip(trainable, grads)]  # small: descent holds
         assert float(loss_fn(stepped)) < float(loss), (float(loss_fn(stepped)), float(loss))
         print(modality, "ok", float(loss))
     """

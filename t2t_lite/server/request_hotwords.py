@@ -60,7 +60,7 @@ def request_phrases(lines, boost=None) -> Phrases:
     >>> request_phrases(["Layla", "new york :2"], "1.5")
     (('Layla', 1.5), ('new york', 2.0))
     """
-    if isinstance(lines, str) or not all(isinstance(line, str) for line in lines):
+    if not isinstance(lines, list | tuple) or not all(isinstance(line, str) for line in lines):
         raise BadHotwords(
             'hotwords must be a list of phrases (strings), e.g. ["layla", "new york :2"].'
         )

@@ -91,6 +91,7 @@ def test_a_requests_hotwords_read_as_a_hotwords_file():
         "boost must be a number > 0, got True": (["a"], True),
         "hotwords must be a list of phrases": ("layla", None),
         "hotwords must be a list of phrases (strings)": ([3], None),
+        "hotwords must be a list of phrases (strings), e.g.": (5, None),
         f"lists {MAX_HOTWORDS + 1} hotwords; this server takes at most {MAX_HOTWORDS}": (
             [f"w{i}" for i in range(MAX_HOTWORDS + 1)], None,
         ),

@@ -41,7 +41,7 @@ NEEDS_CTC_HEAD = (
 )
 
 
-def _pieces(waveforms, lengths, run_config: RunConfig, decode_config: DecodeConfig):
+def recording_pieces(waveforms, lengths, run_config: RunConfig, decode_config: DecodeConfig):
     """Recordings -> the features of their pieces, each piece's recording and start.
 
     A piece's start is where its first sample after the cut lies in its
@@ -121,7 +121,7 @@ def search_pieces(
         word boundary head, `boundary_probs [pieces, feature_frames, 2]` and
         `frame_lengths [pieces]`.
     """
-    features, rows, offsets = _pieces(waveforms, lengths, run_config, decode_config)
+    features, rows, offsets = recording_pieces(waveforms, lengths, run_config, decode_config)
     features.update(phrases or {})
     memory, memory_mask = model.encode(features, training=False)
     ids, scores = model_search(
